@@ -1,0 +1,37 @@
+# One entry point. Every target does its own set-up on a fresh machine.
+PY ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+# A strict editable install needs a re-install when a module is added.
+SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml __init__.py
+# Zone data comes from the pinned tzdata wheel, never the host.
+export PYTHONTZPATH :=
+
+.PHONY: install test lint specs bench clean
+install: $(VENV)/.installed
+$(VENV)/.installed: $(SRC)
+	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
+	  || { echo "tickler needs Python 3.11 or newer as $(PY) (make PY=python3.12 ...)"; exit 2; }
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e . --group dev \
+	    --config-settings editable_mode=strict
+	touch $@
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy core shell adapters tests bench specs
+
+# Regenerate the checked-in contracts under specs/ from the code.
+specs: install
+	$(BIN)/python specs/generate.py
+
+bench: install
+	$(BIN)/python bench/core.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,138 @@
+"""tickler.core: every rule, as pure functions over immutable values.
+
+Instants are ``int`` epoch milliseconds (UTC); the caller passes ``now``.
+Nothing here performs I/O, reads a clock, uses asyncio or randomness.
+"""
+
+from tickler.core.at import parse_at
+from tickler.core.catalog import tool_catalog
+from tickler.core.check import check_log
+from tickler.core.codec import change_json, decode_change, decode_change_value, encode_change
+from tickler.core.commands import (
+    Command,
+    CreateAfter,
+    CreateAt,
+    CreateEvery,
+    CreateSchedule,
+    DeleteSchedule,
+    DeliverDue,
+    ListSchedules,
+    ToolCommand,
+    parse_tool_call,
+)
+from tickler.core.decide import decide
+from tickler.core.errors import (
+    ERROR_CODES,
+    CorruptScheduleLog,
+    ErrorCode,
+    Operation,
+    ScheduleError,
+    persistence_uncertain,
+)
+from tickler.core.fixedrate import EveryOccurrence, resolve_every_occurrence
+from tickler.core.framing import every_batch_framing, one_shot_framing
+from tickler.core.instant import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
+from tickler.core.model import (
+    MIN_EVERY_INTERVAL_SECONDS,
+    SCHEDULE_CHANGE_VERSION,
+    AfterSchedule,
+    AtSchedule,
+    CreateChange,
+    DeleteChange,
+    DispatchChange,
+    EverySchedule,
+    ScheduleChange,
+    ScheduleRecord,
+)
+from tickler.core.outcomes import (
+    Created,
+    Deleted,
+    Delivery,
+    Listed,
+    NotFound,
+    Occurrence,
+    Outcome,
+    ScheduleView,
+    ToolOutcome,
+    Wait,
+)
+from tickler.core.render import render
+from tickler.core.session import (
+    ParsedSession,
+    SessionEvent,
+    SessionFileError,
+    SessionHeader,
+    parse_session_jsonl,
+)
+from tickler.core.state import EMPTY_STATE, SCHEDULE_CHANGE, State, evolve, fold, fold_changes
+from tickler.core.tools import handle
+from tickler.core.zones import TZDATA_VERSION
+
+__all__ = [
+    "EMPTY_STATE",
+    "ERROR_CODES",
+    "MAX_INSTANT_MS",
+    "MIN_EVERY_INTERVAL_SECONDS",
+    "MIN_INSTANT_MS",
+    "SCHEDULE_CHANGE",
+    "SCHEDULE_CHANGE_VERSION",
+    "TZDATA_VERSION",
+    "AfterSchedule",
+    "AtSchedule",
+    "Command",
+    "CorruptScheduleLog",
+    "CreateAfter",
+    "CreateAt",
+    "CreateChange",
+    "CreateEvery",
+    "CreateSchedule",
+    "Created",
+    "DeleteChange",
+    "DeleteSchedule",
+    "Deleted",
+    "DeliverDue",
+    "Delivery",
+    "DispatchChange",
+    "ErrorCode",
+    "EveryOccurrence",
+    "EverySchedule",
+    "ListSchedules",
+    "Listed",
+    "NotFound",
+    "Occurrence",
+    "Operation",
+    "Outcome",
+    "ParsedSession",
+    "ScheduleChange",
+    "ScheduleError",
+    "ScheduleRecord",
+    "ScheduleView",
+    "SessionEvent",
+    "SessionFileError",
+    "SessionHeader",
+    "State",
+    "ToolCommand",
+    "ToolOutcome",
+    "Wait",
+    "change_json",
+    "check_log",
+    "decide",
+    "decode_change",
+    "decode_change_value",
+    "encode_change",
+    "every_batch_framing",
+    "evolve",
+    "fold",
+    "fold_changes",
+    "format_instant",
+    "handle",
+    "one_shot_framing",
+    "parse_at",
+    "parse_instant",
+    "parse_session_jsonl",
+    "parse_tool_call",
+    "persistence_uncertain",
+    "render",
+    "resolve_every_occurrence",
+    "tool_catalog",
+]

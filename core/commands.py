@@ -1,0 +1,111 @@
+"""Commands ``decide`` accepts, and ``parse_tool_call``: the shape-only checks
+made before a tool call is queued.
+
+A model's tool call is JSON. Every malformed call maps to one of the ten
+closed codes, in the reference's order: the selector set, then the prompt,
+then ``after_seconds`` / ``every_seconds``. ``at`` is only checked inside
+``decide`` (after the log is read), as in the reference. Where the
+reference's argument schema would answer first (a missing or non-string
+prompt, a non-number delay), the same closed code the domain would give is
+used instead of a registry error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, TypeAlias
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from tickler.core.errors import INTERNAL_ERROR, Msg, ScheduleError, error
+from tickler.core.jsnum import safe_integer
+from tickler.core.jstext import es_trim, is_trimmed_nonempty
+from tickler.core.model import MIN_EVERY_INTERVAL_SECONDS
+
+
+class CreateAfter(msgspec.Struct, frozen=True):
+    prompt: str
+    after_seconds: int
+
+
+class CreateAt(msgspec.Struct, frozen=True):
+    """``at`` is the raw JSON value: a string or a local ``{date, time,
+    time_zone}`` object, validated by ``decide``."""
+
+    prompt: str
+    at: object
+
+
+class CreateEvery(msgspec.Struct, frozen=True):
+    prompt: str
+    every_seconds: int
+
+
+class ListSchedules(msgspec.Struct, frozen=True):
+    pass
+
+
+class DeleteSchedule(msgspec.Struct, frozen=True):
+    id: str
+
+
+class DeliverDue(msgspec.Struct, frozen=True):
+    """Deliver what is due at ``now``, or say when to look again."""
+
+
+CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery
+ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule
+Command: TypeAlias = ToolCommand | DeliverDue
+
+CREATE: Final = "schedule_create"
+LIST: Final = "schedule_list"
+DELETE: Final = "schedule_delete"
+TOOL_NAMES: Final = (CREATE, LIST, DELETE)
+_SELECTORS: Final = ("after_seconds", "at", "every_seconds")
+_CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
+
+
+def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleError]:
+    """Validate a tool call's shape; never raises. ``args`` None means ``{}``."""
+    arguments: object = {} if args is None else args
+    if name == CREATE:
+        return _parse_create(arguments)
+    if name == LIST:
+        # The reference's list takes no arguments and ignores any it is given.
+        return Success(ListSchedules())
+    if name == DELETE:
+        return _parse_delete(arguments)
+    return Failure(INTERNAL_ERROR)
+
+
+def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
+    if not isinstance(args, Mapping):
+        return Failure(error("invalid_selector", Msg.SELECTOR))
+    present = [key for key in _SELECTORS if key in args]
+    if not args.keys() <= _CREATE_KEYS or len(present) != 1:
+        return Failure(error("invalid_selector", Msg.SELECTOR))
+    prompt = args.get("prompt")
+    if not isinstance(prompt, str) or not es_trim(prompt):
+        return Failure(error("invalid_prompt", Msg.PROMPT))
+    selector = present[0]
+    value = args[selector]
+    if selector == "at":
+        return Success(CreateAt(prompt, value))
+    seconds = safe_integer(value)
+    if selector == "after_seconds":
+        if seconds is None or seconds <= 0:
+            return Failure(error("invalid_rule", Msg.AFTER_SECONDS))
+        return Success(CreateAfter(prompt, seconds))
+    if seconds is None:
+        return Failure(error("invalid_rule", Msg.EVERY_SECONDS))
+    if seconds < MIN_EVERY_INTERVAL_SECONDS:
+        return Failure(error("frequency_too_high", Msg.EVERY_FLOOR))
+    return Success(CreateEvery(prompt, seconds))
+
+
+def _parse_delete(args: object) -> Result[ToolCommand, ScheduleError]:
+    schedule_id = args.get("id") if isinstance(args, Mapping) else None
+    if not isinstance(schedule_id, str) or not is_trimmed_nonempty(schedule_id):
+        return Failure(error("invalid_rule", Msg.DELETE_ID))
+    return Success(DeleteSchedule(schedule_id))

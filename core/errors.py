@@ -1,0 +1,110 @@
+"""The closed set of tool error values, and the corrupt-log exception.
+
+Codes and messages are the reference's, byte for byte; a model or a client may
+match on either. ``schedule_not_found`` is not an error: it is a result.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+import msgspec
+
+ErrorCode = Literal[
+    "invalid_prompt",
+    "invalid_selector",
+    "invalid_rule",
+    "invalid_time_zone",
+    "not_future",
+    "time_out_of_range",
+    "frequency_too_high",
+    "corrupt_schedule_log",
+    "persistence_uncertain",
+    "internal_error",
+]
+ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
+
+Operation = Literal["create", "list", "delete"]
+OPERATIONS: Final[tuple[Operation, ...]] = get_args(Operation)
+
+
+class ScheduleError(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One closed tool error value: ``{code, message[, operation[, id]]}``.
+
+    ``operation`` (and ``id`` where known) are present only for
+    ``persistence_uncertain``.
+    """
+
+    code: ErrorCode
+    message: str
+    operation: Operation | None = None
+    id: str | None = None
+
+
+class Msg:
+    """The reference's exact messages."""
+
+    PROMPT: Final = "prompt must be non-empty after trimming."
+    SELECTOR: Final = "schedule_create accepts exactly one of after_seconds, at, or every_seconds."
+    AFTER_SECONDS: Final = "after_seconds must be a positive safe integer."
+    EVERY_SECONDS: Final = "every_seconds must be a safe integer."
+    EVERY_FLOOR: Final = "every_seconds must be at least 300."
+    DELETE_ID: Final = "schedule_delete id must be non-empty without surrounding whitespace."
+    AT_SHAPE: Final = (
+        "at must use YYYY-MM-DDTHH:mm:ss with optional 1-3 digit fractional seconds "
+        "and an explicit Z or numeric offset."
+    )
+    AT_REAL: Final = "The at value must be a real ISO calendar date and time."
+    AT_OFFSET: Final = "The at numeric offset is invalid."
+    AT_KIND: Final = "at must be an explicit-offset string or local calendar object."
+    LOCAL_KEYS: Final = "Local at must contain exactly date, time, and time_zone."
+    LOCAL_STRINGS: Final = "Local at date and time must be strings."
+    LOCAL_SHAPE: Final = (
+        "Local at requires date YYYY-MM-DD and time HH:mm:ss with optional "
+        "one-to-three digit milliseconds."
+    )
+    LOCAL_REAL: Final = "The local at value must be a real ISO calendar date and time."
+    LOCAL_GAP: Final = "The local at time does not exist in the selected time zone."
+    ZONE_STRING: Final = "time_zone must be a string."
+    ZONE: Final = "time_zone must be UTC or a valid IANA Area/Location name."
+    NOT_FUTURE: Final = "The scheduled time must be strictly in the future."
+    OUT_OF_RANGE: Final = (
+        "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
+    )
+    CORRUPT: Final = "The session schedule log is corrupt."
+    PERSISTENCE: Final = (
+        "Schedule persistence is uncertain; retry with schedule_list before relying on this result."
+    )
+    INTERNAL: Final = "The schedule operation failed."
+
+
+def error(code: ErrorCode, message: str) -> ScheduleError:
+    return ScheduleError(code=code, message=message)
+
+
+def persistence_uncertain(operation: Operation, schedule_id: str | None = None) -> ScheduleError:
+    return ScheduleError(
+        code="persistence_uncertain", message=Msg.PERSISTENCE, operation=operation, id=schedule_id
+    )
+
+
+INTERNAL_ERROR: Final = error("internal_error", Msg.INTERNAL)
+CORRUPT_LOG: Final = error("corrupt_schedule_log", Msg.CORRUPT)
+
+
+class CorruptScheduleLog(Exception):
+    """A ``schedule/change`` stream that breaks a v1 rule.
+
+    ``reason`` is the reference's exact text; ``index`` is the position of the
+    offending event in the supplied sequence (None when the whole log is at
+    fault, e.g. a seed length beyond its end).
+    """
+
+    def __init__(self, reason: str, index: int | None = None) -> None:
+        super().__init__(reason if index is None else f"event {index}: {reason}")
+        self.reason = reason
+        self.index = index
+
+    def at(self, index: int) -> CorruptScheduleLog:
+        """The same reason, located at ``index``."""
+        return CorruptScheduleLog(self.reason, index)

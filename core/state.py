@@ -1,0 +1,267 @@
+"""Replay: ``State``, ``evolve`` (one change) and ``fold`` (a whole log).
+
+The transition rules are written once, in :func:`_apply`, against a small
+"book" interface. ``fold`` runs them over plain dicts and freezes the result
+once; ``evolve`` runs them over the persistent structures, so the shell keeps
+state incrementally at a cost that does not grow with the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, NamedTuple, Protocol
+
+import msgspec
+from pyrsistent import PMap, pmap
+
+from tickler.core.codec import decode_change
+from tickler.core.errors import CorruptScheduleLog
+from tickler.core.fixedrate import occurrence_ms
+from tickler.core.instant import format_instant, parse_instant
+from tickler.core.jstext import js_string
+from tickler.core.model import (
+    CreateChange,
+    DeleteChange,
+    DispatchChange,
+    EverySchedule,
+    ScheduleChange,
+    ScheduleRecord,
+)
+from tickler.core.seen import SeenBuilder, SeenIds
+from tickler.core.session import SessionEvent
+from tickler.core.sortedkeys import DueKey, SortedKeys
+
+SCHEDULE_CHANGE: Final = "schedule/change"
+
+
+class SeedReason:
+    OUT_OF_LOG: Final = "schedule seedLength must be within the supplied event log"
+
+
+class Entry(NamedTuple):
+    """An active record and its creation order."""
+
+    order: int
+    record: ScheduleRecord
+
+    @property
+    def due_key(self) -> DueKey:
+        return (self.record.scheduled_at, self.order, self.record.id)
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """The replayed schedule state of one session's owned suffix.
+
+    ``entries`` maps each active id to its record; ``one_shots`` and
+    ``everies`` index the active records by (target, creation order);
+    ``seen_ids`` holds every id ever created; ``created`` counts creates.
+    """
+
+    entries: PMap[str, Entry]
+    seen_ids: SeenIds
+    created: int
+    one_shots: SortedKeys
+    everies: SortedKeys
+
+    @property
+    def active(self) -> tuple[ScheduleRecord, ...]:
+        """Active records in creation order."""
+        return tuple(entry.record for entry in sorted(self.entries.values()))
+
+    def get(self, schedule_id: str) -> ScheduleRecord | None:
+        entry = self.entries.get(schedule_id)
+        return None if entry is None else entry.record
+
+
+EMPTY_STATE: Final = State(pmap(), SeenIds(), 0, SortedKeys(), SortedKeys())
+
+
+class _Book(Protocol):
+    def get(self, schedule_id: str) -> Entry | None: ...
+    def seen(self, schedule_id: str) -> bool: ...
+    def create(self, record: ScheduleRecord) -> None: ...
+    def replace(self, entry: Entry, record: ScheduleRecord) -> None: ...
+    def remove(self, entry: Entry) -> None: ...
+
+
+def _inactive(operation: str, schedule_id: str) -> CorruptScheduleLog:
+    return CorruptScheduleLog(f"schedule {operation} targets inactive id {js_string(schedule_id)}")
+
+
+def _apply(book: _Book, change: ScheduleChange) -> None:
+    """The v1 transition rules (reference section (c))."""
+    match change:
+        case CreateChange(schedule=record):
+            if book.seen(record.id):
+                raise CorruptScheduleLog(f"schedule id {js_string(record.id)} was reused")
+            book.create(record)
+        case DeleteChange(id=schedule_id):
+            entry = book.get(schedule_id)
+            if entry is None:
+                raise _inactive("delete", schedule_id)
+            book.remove(entry)
+        case DispatchChange(id=schedule_id, accepted_at=accepted_at):
+            entry = book.get(schedule_id)
+            if entry is None:
+                raise _inactive("dispatch", schedule_id)
+            _dispatch(book, entry, accepted_at if isinstance(accepted_at, str) else None)
+
+
+def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
+    """A one-shot finishes; a fixed-rate record moves to its next lattice
+    point after ``accepted_at``, or ends past year 9999."""
+    record = entry.record
+    if not isinstance(record, EverySchedule):
+        if accepted_at is not None:
+            raise CorruptScheduleLog("one-shot dispatch must not contain acceptedAt")
+        book.remove(entry)
+        return
+    if accepted_at is None:
+        raise CorruptScheduleLog("every dispatch must contain acceptedAt")
+    _, following = occurrence_ms(record, parse_instant(accepted_at))
+    if following is None:
+        book.remove(entry)
+    else:
+        book.replace(entry, msgspec.structs.replace(record, scheduled_at=format_instant(following)))
+
+
+class _PersistentBook:
+    """Applies rules to a ``State``, producing the next one."""
+
+    __slots__ = ("entries", "everies", "one_shots", "seen_ids", "state")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def get(self, schedule_id: str) -> Entry | None:
+        return self.state.entries.get(schedule_id)
+
+    def seen(self, schedule_id: str) -> bool:
+        return schedule_id in self.state.seen_ids
+
+    def _index(self, entry: Entry, add: bool) -> tuple[SortedKeys, SortedKeys]:
+        s = self.state
+        if isinstance(entry.record, EverySchedule):
+            keys = s.everies.insert(entry.due_key) if add else s.everies.remove(entry.due_key)
+            return s.one_shots, keys
+        keys = s.one_shots.insert(entry.due_key) if add else s.one_shots.remove(entry.due_key)
+        return keys, s.everies
+
+    def create(self, record: ScheduleRecord) -> None:
+        s = self.state
+        entry = Entry(s.created, record)
+        one_shots, everies = self._index(entry, add=True)
+        self.state = State(
+            s.entries.set(record.id, entry),
+            s.seen_ids.add(record.id),
+            s.created + 1,
+            one_shots,
+            everies,
+        )
+
+    def remove(self, entry: Entry) -> None:
+        s = self.state
+        one_shots, everies = self._index(entry, add=False)
+        self.state = State(
+            s.entries.discard(entry.record.id), s.seen_ids, s.created, one_shots, everies
+        )
+
+    def replace(self, entry: Entry, record: ScheduleRecord) -> None:
+        self.remove(entry)
+        s = self.state
+        moved = Entry(entry.order, record)
+        one_shots, everies = self._index(moved, add=True)
+        self.state = State(
+            s.entries.set(record.id, moved), s.seen_ids, s.created, one_shots, everies
+        )
+
+
+class _FoldBook:
+    """Applies rules to plain dicts; frozen into a ``State`` once at the end."""
+
+    __slots__ = ("created", "entries", "seen_ids")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Entry] = {}
+        self.seen_ids = SeenBuilder()
+        self.created = 0
+
+    def get(self, schedule_id: str) -> Entry | None:
+        return self.entries.get(schedule_id)
+
+    def seen(self, schedule_id: str) -> bool:
+        return schedule_id in self.seen_ids
+
+    def create(self, record: ScheduleRecord) -> None:
+        self.entries[record.id] = Entry(self.created, record)
+        self.seen_ids.add(record.id)
+        self.created += 1
+
+    def remove(self, entry: Entry) -> None:
+        del self.entries[entry.record.id]
+
+    def replace(self, entry: Entry, record: ScheduleRecord) -> None:
+        self.entries[record.id] = Entry(entry.order, record)
+
+    def freeze(self) -> State:
+        one_shots: list[DueKey] = []
+        everies: list[DueKey] = []
+        for entry in self.entries.values():
+            (everies if isinstance(entry.record, EverySchedule) else one_shots).append(
+                entry.due_key
+            )
+        one_shots.sort()
+        everies.sort()
+        return State(
+            pmap(self.entries),
+            self.seen_ids.freeze(),
+            self.created,
+            SortedKeys.from_sorted(one_shots),
+            SortedKeys.from_sorted(everies),
+        )
+
+
+def evolve(state: State, change: ScheduleChange) -> State:
+    """One step of the fold; raises :class:`CorruptScheduleLog`.
+
+    ``change`` must be a validated value (from :func:`decode_change` or
+    ``decide``); the rules here are the log's transition rules.
+    """
+    book = _PersistentBook(state)
+    _apply(book, change)
+    return book.state
+
+
+def _check_seed_length(seed_length: object) -> None:
+    if isinstance(seed_length, bool) or not isinstance(seed_length, int) or seed_length < 0:
+        raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
+
+
+def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
+    """Strict replay of the ``schedule/change`` events after ``seed_length``.
+
+    Other event types are skipped. Raises :class:`CorruptScheduleLog` with the
+    reference's reason and the offending event's index.
+    """
+    _check_seed_length(seed_length)
+    book = _FoldBook()
+    count = 0
+    for count, event in enumerate(events, start=1):
+        if count <= seed_length or event.type != SCHEDULE_CHANGE:
+            continue
+        try:
+            _apply(book, decode_change(event.data))
+        except CorruptScheduleLog as exc:
+            raise exc.at(count - 1) from None
+    if count < seed_length:
+        raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
+    return book.freeze()
+
+
+def fold_changes(changes: Iterable[ScheduleChange], state: State = EMPTY_STATE) -> State:
+    """Evolve ``state`` by already-decoded changes, in order."""
+    for change in changes:
+        state = evolve(state, change)
+    return state

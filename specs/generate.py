@@ -1,0 +1,61 @@
+"""Write the generated contracts in this folder from the code.
+
+    python specs/generate.py          # rewrite tool-catalog.json, change-schema.json
+    python specs/generate.py --check  # exit 1 when the checked-in files drift
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import msgspec
+
+from tickler.core import ScheduleChange, tool_catalog
+
+HERE = Path(__file__).resolve().parent
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def change_schema() -> dict[str, object]:
+    """JSON Schema of one v1 ``schedule/change`` payload."""
+    schema = msgspec.json.schema(ScheduleChange)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "tickler schedule/change v1",
+        "description": (
+            "The data of one schedule/change session event. Beyond this schema, a "
+            "scheduledAt or acceptedAt must name a real calendar day, and replay rules "
+            "(ids never reused, deletes and dispatches target active ids) apply."
+        ),
+        **schema,
+    }
+
+
+def contracts() -> dict[str, str]:
+    return {
+        "tool-catalog.json": _dump(tool_catalog()),
+        "change-schema.json": _dump(change_schema()),
+    }
+
+
+def main(argv: list[str]) -> int:
+    drift = []
+    for name, text in contracts().items():
+        path = HERE / name
+        if "--check" in argv:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                drift.append(name)
+        else:
+            path.write_text(text, encoding="utf-8")
+    for name in drift:
+        print(f"specs/{name} drifted from the code: run `make specs`", file=sys.stderr)
+    return 1 if drift else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
