@@ -1,7 +1,7 @@
 """Write the generated contracts in this folder from the code.
 
-    python specs/generate.py          # rewrite tool-catalog.json, change-schema.json
-    python specs/generate.py --check  # exit 1 when the checked-in files drift
+python specs/generate.py          # rewrite tool-catalog.json, change-schema.json
+python specs/generate.py --check  # exit 1 when the checked-in files drift
 """
 
 from __future__ import annotations
