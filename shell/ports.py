@@ -1,0 +1,117 @@
+"""The ports every store and agent framework plugs into.
+
+``tickler.shell`` depends only on these protocols; ``tickler.adapters``
+implements them (memory, JSONL, SQLite stores; framework hosts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple, Protocol, runtime_checkable
+
+from tickler.core import SessionEvent, SessionHeader
+
+
+class NewEvent(NamedTuple):
+    """An event to append: the log assigns its ``seq``."""
+
+    type: str
+    data: bytes  # the event's ``data`` as JSON text
+    time: int  # epoch ms, from the runtime's clock
+
+
+class Snapshot(NamedTuple):
+    """An opaque checkpoint of derived state, valid through event ``through``
+    (exclusive: the events ``[0, through)`` are folded into ``data``)."""
+
+    through: int
+    data: bytes
+
+
+class StoreError(Exception):
+    """A store could not do what was asked (I/O failure, lock held, bad id)."""
+
+
+class SessionLocked(StoreError):
+    """Another process (or another open handle) writes this session."""
+
+
+class InvalidSessionId(StoreError, ValueError):
+    """A session id that could escape or confuse the store's namespace."""
+
+
+@runtime_checkable
+class SessionLog(Protocol):
+    """One session's append-only event log, held by one writer.
+
+    * ``append`` is atomic and ordered: all events of a batch get contiguous
+      ``seq`` values and become readable together, or it raises and nothing
+      was appended. Appended events are not yet durable.
+    * ``flush`` is the durability barrier: when it returns, everything
+      appended before the call survives a crash (kill -9, and power loss
+      where the store promises it). It raises on failure; the appended events
+      are kept and a later ``flush`` retries them.
+    """
+
+    @property
+    def header(self) -> SessionHeader: ...
+
+    @property
+    def length(self) -> int:
+        """Number of events appended so far (durable or not)."""
+        ...
+
+    def events(self, start: int = 0) -> Iterator[SessionEvent]:
+        """The events from ``seq == start`` on, in order."""
+        ...
+
+    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]: ...
+
+    async def flush(self) -> None: ...
+
+    def load_snapshot(self) -> Snapshot | None:
+        """The latest saved snapshot, or None."""
+        ...
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep ``snapshot`` for a faster reopen (best effort, never required)."""
+        ...
+
+    async def close(self) -> None:
+        """Flush what can be flushed and release the writer lock; idempotent."""
+        ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """A namespace of session logs (a directory, a database)."""
+
+    async def open(self, session_id: str, *, created_at: int) -> SessionLog:
+        """Open (creating when absent, with ``created_at`` in its header) the
+        session for writing. Raises :class:`SessionLocked` when another
+        writer holds it and :class:`InvalidSessionId` for a bad id."""
+        ...
+
+    def session_ids(self) -> list[str]: ...
+
+    async def close(self) -> None: ...
+
+
+_SESSION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+MAX_SESSION_ID_LENGTH = 200
+
+
+def validate_session_id(session_id: object) -> str:
+    """A session id every store accepts: 1-200 of ``[A-Za-z0-9._-]``, not
+    starting with a dot (so never ``.``/``..``, never hidden or a path)."""
+    if (
+        not isinstance(session_id, str)
+        or not 0 < len(session_id) <= MAX_SESSION_ID_LENGTH
+        or session_id[0] == "."
+        or not set(session_id) <= _SESSION_ID_CHARS
+    ):
+        raise InvalidSessionId(
+            f"invalid session id {session_id!r}: use 1-{MAX_SESSION_ID_LENGTH} of "
+            "A-Z a-z 0-9 . _ - , not starting with a dot"
+        )
+    return session_id
