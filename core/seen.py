@@ -8,7 +8,7 @@ other id. The form is canonical (an id that extends the run is never kept in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 from pyrsistent import PMap, pmap
@@ -32,6 +32,20 @@ class SeenIds:
     def __init__(self, contiguous: int = 0, others: PMap[str, None] | None = None) -> None:
         self._contiguous = contiguous
         self._others: PMap[str, None] = pmap() if others is None else others
+
+    @classmethod
+    def of(cls, contiguous: int, others: Iterable[str]) -> SeenIds:
+        return cls(contiguous, pmap(dict.fromkeys(others)))
+
+    @property
+    def contiguous(self) -> int:
+        """``schedule-1`` .. ``schedule-<contiguous>`` are all seen."""
+        return self._contiguous
+
+    @property
+    def others(self) -> Iterable[str]:
+        """Every other seen id."""
+        return iter(self._others)
 
     def __contains__(self, schedule_id: object) -> bool:
         if not isinstance(schedule_id, str):

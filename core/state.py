@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple, Protocol
 
 import msgspec
-from pyrsistent import PMap, pmap
 
 from tickler.core.codec import decode_change
 from tickler.core.errors import CorruptScheduleLog
 from tickler.core.fixedrate import occurrence_ms
 from tickler.core.instant import format_instant, parse_instant
 from tickler.core.jstext import js_string
+from tickler.core.layered import LayeredMap
 from tickler.core.model import (
     CreateChange,
     DeleteChange,
@@ -59,7 +59,7 @@ class State:
     ``seen_ids`` holds every id ever created; ``created`` counts creates.
     """
 
-    entries: PMap[str, Entry]
+    entries: LayeredMap[Entry]
     seen_ids: SeenIds
     created: int
     one_shots: SortedKeys
@@ -75,7 +75,7 @@ class State:
         return None if entry is None else entry.record
 
 
-EMPTY_STATE: Final = State(pmap(), SeenIds(), 0, SortedKeys(), SortedKeys())
+EMPTY_STATE: Final = State(LayeredMap(), SeenIds(), 0, SortedKeys(), SortedKeys())
 
 
 class _Book(Protocol):
@@ -215,7 +215,7 @@ class _FoldBook:
         one_shots.sort()
         everies.sort()
         return State(
-            pmap(self.entries),
+            LayeredMap(self.entries),
             self.seen_ids.freeze(),
             self.created,
             SortedKeys.from_sorted(one_shots),

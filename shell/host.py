@@ -1,0 +1,45 @@
+"""The agent side of the runtime: who receives due reminders as turns."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from tickler.core import Occurrence
+
+
+class FollowUp(msgspec.Struct, frozen=True):
+    """A reminder turn for the agent: ``text`` is the exact framing the model
+    sees as a user-role message. ``key`` identifies this delivery across
+    restarts (``<id>@<occurrence_at>`` of its first occurrence), so a host
+    can drop a repeat of one it already took."""
+
+    key: str
+    text: str
+    occurrences: tuple[Occurrence, ...]
+
+
+class IdleClaim(Protocol):
+    def release(self) -> None:
+        """End the claim; a follow-up queued under it may now start a turn."""
+        ...
+
+
+class AgentHost(Protocol):
+    """An agent that takes follow-up turns (the reference's ``Agent``)."""
+
+    def claim_idle(self) -> IdleClaim | None:
+        """Claim the agent's idle phase, or None when a turn or another claim
+        owns the agent (the reference's ``runMaintenance`` refusal)."""
+        ...
+
+    async def when_idle(self) -> None:
+        """Resolve when no turn and no claim remains."""
+        ...
+
+    async def followup(self, message: FollowUp) -> None:
+        """Durably take ``message`` as the agent's next turn. Idempotent per
+        ``message.key``: a repeat of a key already taken does nothing.
+        Raising means "not taken": the runtime hands it over again later."""
+        ...

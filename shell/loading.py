@@ -1,0 +1,106 @@
+"""Loading a session into the runtime: the snapshot if one is usable, then
+the log after it; and writing the snapshot back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+import msgspec
+
+from tickler.core import (
+    EMPTY_STATE,
+    SCHEDULE_CHANGE,
+    CorruptScheduleLog,
+    SessionEvent,
+    State,
+    decode_change,
+    evolve,
+    fold,
+)
+from tickler.core.snapshot import SnapshotError, decode_state, encode_state
+from tickler.shell.host import FollowUp
+from tickler.shell.ports import SessionLog, Snapshot
+from tickler.shell.records import (
+    DELIVERED,
+    FOLLOWUP,
+    decode_delivered,
+    decode_followup,
+    encode_followup,
+)
+
+
+@dataclass
+class Loaded:
+    """What the runtime holds for a session: the schedule state and the
+    outbox of follow-ups the host has not taken yet (in log order)."""
+
+    state: State
+    outbox: dict[str, FollowUp] = field(default_factory=dict)
+
+
+class _Image(msgspec.Struct, frozen=True):
+    version: int
+    state: msgspec.Raw
+    outbox: list[msgspec.Raw]
+
+
+_IMAGE: Final = msgspec.json.Decoder(_Image)
+
+
+def snapshot_of(loaded: Loaded, through: int) -> Snapshot:
+    outbox = b",".join(encode_followup(m) for m in loaded.outbox.values())
+    data = b'{"version":1,"state":' + encode_state(loaded.state) + b',"outbox":[' + outbox + b"]}"
+    return Snapshot(through, data)
+
+
+def _from_snapshot(log: SessionLog) -> tuple[Loaded, int] | None:
+    snapshot = log.load_snapshot()
+    if snapshot is None or not log.header.owned_from <= snapshot.through <= log.length:
+        return None
+    try:
+        image = _IMAGE.decode(snapshot.data)
+        if image.version != 1:
+            return None
+        outbox = [decode_followup(raw) for raw in image.outbox]
+        state = decode_state(bytes(image.state))
+    except (msgspec.MsgspecError, SnapshotError, ValueError):
+        return None
+    return Loaded(state, {m.key: m for m in outbox}), snapshot.through
+
+
+def _track(loaded: Loaded, event: SessionEvent) -> None:
+    if event.type == FOLLOWUP:
+        message = decode_followup(event.data)
+        loaded.outbox[message.key] = message
+    elif event.type == DELIVERED:
+        loaded.outbox.pop(decode_delivered(event.data), None)
+
+
+def load_session(log: SessionLog) -> Loaded:
+    """Raises :class:`CorruptScheduleLog` (``index`` = the event's seq)."""
+    owned_from = log.header.owned_from
+    resumed = _from_snapshot(log)
+    if resumed is not None:
+        loaded, start = resumed
+        for event in log.events(start):
+            if event.type == SCHEDULE_CHANGE:
+                try:
+                    loaded.state = evolve(loaded.state, decode_change(event.data))
+                except CorruptScheduleLog as exc:
+                    raise exc.at(event.seq) from None
+            else:
+                _track(loaded, event)
+        return loaded
+    loaded = Loaded(EMPTY_STATE)
+    changes: list[SessionEvent] = []
+    for event in log.events(owned_from):
+        if event.type == SCHEDULE_CHANGE:
+            changes.append(event)
+        else:
+            _track(loaded, event)
+    try:
+        loaded.state = fold(changes)
+    except CorruptScheduleLog as exc:
+        raise exc if exc.index is None else exc.at(changes[exc.index].seq) from None
+    return loaded

@@ -1,0 +1,82 @@
+"""The runtime's own log records, beside the reference's ``schedule/change``.
+
+``tickler/followup`` is the outbox: appended in ONE atomic batch with the
+dispatch change(s) it delivers, and flushed before the host hears of it.
+``tickler/delivered`` says the host took it. A follow-up without a matching
+``delivered`` is handed over again after a restart, with the same key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final, TypeVar, cast
+
+import msgspec
+
+from tickler.core import Delivery, Occurrence
+from tickler.core.jstext import js_string
+from tickler.shell.host import FollowUp
+
+FOLLOWUP: Final = "tickler/followup"
+DELIVERED: Final = "tickler/delivered"
+T = TypeVar("T")
+
+
+class _OccurrenceRecord(msgspec.Struct, frozen=True, rename="camel"):
+    id: str
+    occurrence_at: str
+    prompt: str
+
+
+class FollowUpRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    key: str
+    text: str
+    occurrences: tuple[_OccurrenceRecord, ...]
+
+
+class DeliveredRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    key: str
+
+
+_FOLLOWUP_DECODER: Final = msgspec.json.Decoder(FollowUpRecord)
+_DELIVERED_DECODER: Final = msgspec.json.Decoder(DeliveredRecord)
+
+
+def followup_for(delivery: Delivery) -> FollowUp:
+    return FollowUp(delivery.occurrences[0].key, delivery.text, delivery.occurrences)
+
+
+def encode_followup(message: FollowUp) -> bytes:
+    # Written with the JSON.stringify rules, so a prompt holding a lone
+    # surrogate (valid in a JavaScript string) still makes valid UTF-8.
+    occurrences = ",".join(
+        f'{{"id":{js_string(o.id)},"occurrenceAt":"{o.occurrence_at}",'
+        f'"prompt":{js_string(o.prompt)}}}'
+        for o in message.occurrences
+    )
+    return (
+        f'{{"key":{js_string(message.key)},"text":{js_string(message.text)},'
+        f'"occurrences":[{occurrences}]}}'
+    ).encode()
+
+
+def _decode(decoder: msgspec.json.Decoder[T], data: bytes | msgspec.Raw) -> T:
+    try:
+        return decoder.decode(data)
+    except msgspec.DecodeError:
+        # msgspec refuses lone-surrogate escapes; the stdlib reads them.
+        return cast(T, msgspec.convert(json.loads(bytes(data)), decoder.type))
+
+
+def decode_followup(data: bytes | msgspec.Raw) -> FollowUp:
+    record = _decode(_FOLLOWUP_DECODER, data)
+    occurrences = tuple(Occurrence(o.id, o.occurrence_at, o.prompt) for o in record.occurrences)
+    return FollowUp(record.key, record.text, occurrences)
+
+
+def encode_delivered(key: str) -> bytes:
+    return f'{{"key":{js_string(key)}}}'.encode()
+
+
+def decode_delivered(data: bytes | msgspec.Raw) -> str:
+    return _decode(_DELIVERED_DECODER, data).key

@@ -1,0 +1,396 @@
+"""``ScheduleRuntime``: executes the core's decisions for one session.
+
+One FIFO per session for tool calls and deliveries; a flush before every
+read and a barrier after every write; state kept incrementally with
+``core.evolve``; due reminders delivered through an outbox (dispatch changes
+and the follow-up in one atomic append, flushed before the host hears of
+it); one process-wide timer heap; failed flushes and hand-overs retried with
+backoff instead of waiting for the next activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final
+
+from returns.pipeline import is_successful
+from returns.result import Failure
+
+from tickler.core import (
+    EMPTY_STATE,
+    SCHEDULE_CHANGE,
+    CorruptScheduleLog,
+    Created,
+    DeleteSchedule,
+    DeliverDue,
+    Delivery,
+    ListSchedules,
+    ScheduleChange,
+    State,
+    ToolCommand,
+    Wait,
+    decide,
+    encode_change,
+    fold_changes,
+    parse_tool_call,
+    persistence_uncertain,
+    render,
+)
+from tickler.core.errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
+from tickler.shell.clock import Clock, SystemClock
+from tickler.shell.host import AgentHost, FollowUp
+from tickler.shell.loading import Loaded, load_session, snapshot_of
+from tickler.shell.ports import NewEvent, SessionLog
+from tickler.shell.records import (
+    DELIVERED,
+    FOLLOWUP,
+    encode_delivered,
+    encode_followup,
+    followup_for,
+)
+from tickler.shell.retry import Backoff
+from tickler.shell.timers import TimerHeap, shared_timers
+
+logger = logging.getLogger("tickler.runtime")
+
+_OPERATIONS: Final[dict[type, Operation]] = {ListSchedules: "list", DeleteSchedule: "delete"}
+# What a transaction answers when its caller went away before it committed
+# anything (nobody reads it).
+_ABORTED: Final = render(Failure(INTERNAL_ERROR))
+
+
+class ScheduleRuntime:
+    """The live runtime of one session: tools, timers and deliveries.
+
+    ``start()`` loads the session (snapshot, then the log after it) and makes
+    the first delivery check; ``call_tool`` answers the three tools;
+    ``dispose()`` stops it, waiting for work in flight and deleting nothing.
+    """
+
+    def __init__(
+        self,
+        log: SessionLog,
+        host: AgentHost,
+        clock: Clock | None = None,
+        *,
+        timers: TimerHeap | None = None,
+        backoff: Backoff | None = None,
+        on_fault: Callable[[CorruptScheduleLog], None] | None = None,
+    ) -> None:
+        self._log = log
+        self._host = host
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._timers = timers
+        self._backoff = backoff if backoff is not None else Backoff()
+        self._on_fault = on_fault
+        self._lock = asyncio.Lock()  # the session's FIFO: waiters are served in order
+        self._loaded: Loaded | None = None
+        self._fault: CorruptScheduleLog | None = None
+        self._stopping = False
+        self._requested = False
+        self._drive_task: asyncio.Task[None] | None = None
+        self._idle_task: asyncio.Task[None] | None = None
+        self._retry_task: asyncio.Task[None] | None = None
+        self._disposal: asyncio.Task[None] | None = None
+
+    # -- public surface ---------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        return self._current().state
+
+    @property
+    def pending_followups(self) -> tuple[FollowUp, ...]:
+        """Follow-ups appended but not yet taken by the host, in log order."""
+        return tuple(self._current().outbox.values())
+
+    @property
+    def fault(self) -> CorruptScheduleLog | None:
+        """Why deliveries stopped (a corrupt log), or None."""
+        return self._fault
+
+    @property
+    def next_wake(self) -> int | None:
+        return None if self._timers is None else self._timers.deadline(self)
+
+    async def start(self) -> None:
+        """Load the session and make the first delivery check."""
+        if self._timers is None:
+            self._timers = shared_timers(self._clock)
+        async with self._lock:
+            try:
+                self._loaded = load_session(self._log)
+            except CorruptScheduleLog as exc:
+                self._loaded = Loaded(EMPTY_STATE)
+                self._set_fault(exc)
+        self.request_drive()
+
+    async def call_tool(self, name: str, args: object) -> str:
+        """One tool call: the exact output text the model sees. Never raises
+        for any ``args``; a malformed call answers a closed error code."""
+        parsed = parse_tool_call(name, args)
+        if not is_successful(parsed):
+            return render(Failure(parsed.failure()))
+        return await self._transact(lambda aborted: self._tool(parsed.unwrap(), aborted))
+
+    def request_drive(self) -> None:
+        """Look for due work now (coalesced; runs in the session's FIFO)."""
+        if self._stopping or self._fault is not None or self._loaded is None:
+            return
+        self._requested = True
+        if self._drive_task is None or self._drive_task.done():
+            self._drive_task = asyncio.get_running_loop().create_task(
+                self._drive_loop(), name="tickler-drive"
+            )
+
+    async def save_snapshot(self) -> bool:
+        """Flush, then keep a snapshot of the state for a fast reopen."""
+        async with self._lock:
+            return await self._save_snapshot()
+
+    def dispose(self) -> Awaitable[None]:
+        """Stop: cancel timers and waits, wait for work in flight. Idempotent."""
+        if self._disposal is None:
+            self._disposal = asyncio.get_running_loop().create_task(self._dispose())
+        return self._disposal
+
+    # -- tool calls ---------------------------------------------------------
+
+    async def _transact(
+        self, body: Callable[[Callable[[], bool]], Coroutine[Any, Any, str]]
+    ) -> str:
+        """Run ``body`` in the FIFO. A caller that goes away before the
+        change is appended cancels it; after that, it completes regardless."""
+        cancelled = False
+        task = asyncio.get_running_loop().create_task(body(lambda: cancelled))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+
+    async def _tool(self, command: ToolCommand, aborted: Callable[[], bool]) -> str:
+        operation: Operation = _OPERATIONS.get(type(command), "create")
+        known_id = command.id if isinstance(command, DeleteSchedule) else None
+        async with self._lock:
+            if aborted():
+                return _ABORTED
+            loaded = self._current()
+            if not await self._flushed():
+                return render(Failure(persistence_uncertain(operation, known_id)))
+            if self._fault is not None:
+                return render(Failure(CORRUPT_LOG))
+            now = self._clock.now_ms()
+            changes, result = decide(loaded.state, command, now)
+            if not changes:
+                return render(result)
+            if aborted():
+                return _ABORTED
+            created_id = _created_id(result.value_or(None))
+            if not await self._commit(changes, now):
+                return render(Failure(INTERNAL_ERROR))
+            if not await self._flushed():
+                return render(Failure(persistence_uncertain(operation, created_id or known_id)))
+            self._rearm(now)
+            return render(result)
+
+    async def _commit(
+        self, changes: tuple[ScheduleChange, ...], now: int, *extra: NewEvent
+    ) -> bool:
+        """Append ``changes`` (+ ``extra``) atomically; the state follows
+        only when the append succeeded."""
+        loaded = self._current()
+        state = fold_changes(changes, loaded.state)
+        batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
+        try:
+            await self._log.append([*batch, *extra])
+        except Exception:
+            logger.warning("schedule: append failed", exc_info=True)
+            return False
+        loaded.state = state
+        return True
+
+    async def _flushed(self) -> bool:
+        try:
+            await self._log.flush()
+        except Exception:
+            logger.warning("schedule: flush failed", exc_info=True)
+            return False
+        return True
+
+    # -- deliveries ---------------------------------------------------------
+
+    async def _drive_loop(self) -> None:
+        while self._requested and not self._stopping and self._fault is None:
+            self._requested = False
+            async with self._lock:
+                if self._is_stopping():
+                    return
+                try:
+                    await self._drive_once()
+                except Exception:
+                    logger.exception("schedule: delivery failed; retrying")
+                    self._retry_later()
+
+    async def _drive_once(self) -> None:
+        if not await self._flushed():
+            self._retry_later()
+            return
+        loaded = self._current()
+        if not loaded.outbox and self._peek_wait() is not None:
+            return
+        claim = self._host.claim_idle()
+        if claim is None:
+            self._wait_for_idle()
+            return
+        try:
+            if loaded.outbox:
+                await self._hand_over(next(iter(loaded.outbox.values())))
+            else:
+                await self._deliver_due()
+        finally:
+            claim.release()
+
+    def _peek_wait(self) -> Wait | None:
+        """The Wait decision at the current wall clock (arming the timer),
+        or None when something is due."""
+        now = self._clock.now_ms()
+        _, result = decide(self._current().state, DeliverDue(), now)
+        outcome = result.value_or(None)
+        if isinstance(outcome, Wait):
+            self._arm(outcome.next_wake)
+            return outcome
+        if outcome is None:  # the clock is outside years 0001-9999
+            self._retry_later()
+            return Wait(None)
+        return None
+
+    async def _deliver_due(self) -> None:
+        # Decide again under the claim, from a fresh clock sample: the clock
+        # may have been rolled back since the timer fired.
+        now = self._clock.now_ms()
+        changes, result = decide(self._current().state, DeliverDue(), now)
+        outcome = result.value_or(None)
+        if not isinstance(outcome, Delivery):
+            self._arm(outcome.next_wake if isinstance(outcome, Wait) else None)
+            return
+        message = followup_for(outcome)
+        followup = NewEvent(FOLLOWUP, encode_followup(message), now)
+        if not await self._commit(changes, now, followup):
+            self._retry_later()
+            return
+        self._current().outbox[message.key] = message
+        if not await self._flushed():
+            self._retry_later()  # stays in the outbox; the host is not told yet
+            return
+        await self._hand_over(message)
+
+    async def _hand_over(self, message: FollowUp) -> None:
+        try:
+            await self._host.followup(message)
+        except Exception:
+            logger.warning("schedule: host did not take follow-up %s", message.key, exc_info=True)
+            self._retry_later()
+            return
+        loaded = self._current()
+        loaded.outbox.pop(message.key, None)
+        self._backoff.reset()
+        try:
+            ack = NewEvent(DELIVERED, encode_delivered(message.key), self._clock.now_ms())
+            await self._log.append([ack])
+        except Exception:
+            # The host took it; without the mark it is handed over again
+            # after a restart, and the host drops the repeat by its key.
+            logger.warning("schedule: could not mark %s delivered", message.key, exc_info=True)
+        self.request_drive()
+
+    # -- waking -------------------------------------------------------------
+
+    def _arm(self, at_ms: int | None) -> None:
+        assert self._timers is not None
+        if at_ms is None:
+            self._timers.cancel(self)
+        else:
+            self._timers.arm(self, at_ms, self.request_drive)
+
+    def _rearm(self, now: int) -> None:
+        """After a tool change: arm for the next target, or drive if due."""
+        _, result = decide(self._current().state, DeliverDue(), now)
+        outcome = result.value_or(None)
+        if isinstance(outcome, Wait):
+            self._arm(outcome.next_wake)
+        else:
+            self.request_drive()
+
+    def _wait_for_idle(self) -> None:
+        """The agent is busy: look again once it is idle (one wait at most)."""
+        if self._idle_task is not None and not self._idle_task.done():
+            return
+        self._idle_task = asyncio.get_running_loop().create_task(self._idle_then_drive())
+
+    async def _idle_then_drive(self) -> None:
+        try:
+            await self._host.when_idle()
+        except Exception:
+            logger.warning("schedule: idle wait failed; retrying", exc_info=True)
+            self._retry_later()
+            return
+        # Yield once so a host that reports idle and refuses claims in the
+        # same instant cannot spin this loop.
+        await self._clock.sleep(0)
+        self.request_drive()
+
+    def _retry_later(self) -> None:
+        if self._stopping or (self._retry_task is not None and not self._retry_task.done()):
+            return
+        delay = self._backoff.next_delay()
+        self._retry_task = asyncio.get_running_loop().create_task(self._retry_after(delay))
+
+    async def _retry_after(self, delay: float) -> None:
+        await self._clock.sleep(delay)
+        self.request_drive()
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def _is_stopping(self) -> bool:
+        return self._stopping
+
+    def _current(self) -> Loaded:
+        if self._loaded is None:
+            raise RuntimeError("ScheduleRuntime.start() has not been awaited")
+        return self._loaded
+
+    def _set_fault(self, exc: CorruptScheduleLog) -> None:
+        self._fault = exc
+        logger.error("schedule: corrupt schedule log, deliveries stopped: %s", exc)
+        if self._on_fault is not None:
+            self._on_fault(exc)
+
+    async def _save_snapshot(self) -> bool:
+        if self._loaded is None or self._fault is not None or not await self._flushed():
+            return False
+        try:
+            await self._log.save_snapshot(snapshot_of(self._loaded, self._log.length))
+        except Exception:
+            logger.warning("schedule: could not save a snapshot", exc_info=True)
+            return False
+        return True
+
+    async def _dispose(self) -> None:
+        self._stopping = True
+        self._requested = False
+        if self._timers is not None:
+            self._timers.cancel(self)
+        for task in (self._idle_task, self._retry_task):
+            if task is not None:
+                task.cancel()
+        async with self._lock:  # waits for the transaction or delivery in flight
+            pass
+        if self._drive_task is not None:
+            await asyncio.gather(self._drive_task, return_exceptions=True)
+
+
+def _created_id(outcome: object) -> str | None:
+    return outcome.view.record.id if isinstance(outcome, Created) else None
