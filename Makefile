@@ -14,7 +14,7 @@ $(VENV)/.installed: $(SRC)
 	  || { echo "tickler needs Python 3.11 or newer as $(PY) (make PY=python3.12 ...)"; exit 2; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e . --group dev \
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all]' --group dev \
 	    --config-settings editable_mode=strict
 	touch $@
 
