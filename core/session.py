@@ -19,7 +19,7 @@ from tickler.core.jsnum import MAX_SAFE_INTEGER
 SafeInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
 
 
-class SessionHeader(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+class SessionHeader(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The session file's first line. Unknown keys from newer harnesses are
     tolerated and not kept."""
 

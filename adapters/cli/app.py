@@ -1,0 +1,68 @@
+"""The click application: ``tickler check|inspect|demo|chat|mcp``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import click
+
+from tickler.adapters.cli.check import CORRUPT, UNREADABLE, check_file
+from tickler.adapters.cli.errors import CliError
+from tickler.adapters.cli.inspect import inspect_session
+from tickler.adapters.cli.output import print_json, print_report
+from tickler.core import CorruptScheduleLog, SessionFileError, parse_session_jsonl
+from tickler.core.zones import resolve_zone
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tickler")
+def cli() -> None:
+    """tickler: durable, exactly-once reminders for LLM agents."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def check(paths: tuple[str, ...], as_json: bool) -> int:
+    """Check session files (JSONL) against the schedule log's invariants.
+
+    Exit 0 when all are valid, 1 when a log is corrupt (file, line and
+    reason are printed), 2 when an input cannot be read.
+    """
+    verdicts = [check_file(path) for path in paths]
+    if as_json:
+        print_json({"files": [v.as_json() for v in verdicts]})
+    else:
+        for verdict in verdicts:
+            err = verdict.status != 0
+            click.echo(("tickler: " if err else "") + verdict.as_text(), err=err)
+    if any(v.status == UNREADABLE for v in verdicts):
+        return UNREADABLE
+    return CORRUPT if any(v.status == CORRUPT for v in verdicts) else 0
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--tz", "tz_name", default="UTC", show_default=True, help="Zone to show targets in.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def inspect(path: str, tz_name: str, as_json: bool) -> int:
+    """Show a session's active reminders, next wake and delivery history."""
+    zone = resolve_zone(tz_name)
+    if zone is None:
+        raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
+    try:
+        parsed = parse_session_jsonl(Path(path).read_bytes())
+        report = inspect_session(parsed, time.time_ns() // 1_000_000, ZoneInfo(zone.key or "UTC"))
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except SessionFileError as exc:
+        raise CliError(f"{path}:{exc.line}: {exc.reason}") from None
+    except CorruptScheduleLog as exc:
+        raise CliError(f"{path}: corrupt schedule log: {exc.reason}") from None
+    if as_json:
+        print_json(report.as_json())
+    else:
+        print_report(report)
+    return 0
