@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install test lint specs bench clean
+.PHONY: install demo test lint specs bench clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -17,6 +17,11 @@ $(VENV)/.installed: $(SRC)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all]' --group dev \
 	    --config-settings editable_mode=strict
 	touch $@
+
+# The main job: reminders created by a model, delivered as turns, across a
+# kill -9 and a restart; offline, under a minute.
+demo: install
+	$(BIN)/tickler demo
 
 test: install
 	$(BIN)/python -m pytest -q

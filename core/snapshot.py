@@ -44,7 +44,14 @@ def _row(entry: Entry) -> _Row:
         seconds = record.after_seconds
     elif isinstance(record, EverySchedule):
         seconds = record.every_seconds
-    return (entry.order, _KINDS[record.kind], record.id, record.prompt, seconds, record.scheduled_at)
+    return (
+        entry.order,
+        _KINDS[record.kind],
+        record.id,
+        record.prompt,
+        seconds,
+        record.scheduled_at,
+    )
 
 
 def _record(row: _Row) -> ScheduleRecord:

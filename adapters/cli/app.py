@@ -66,3 +66,48 @@ def inspect(path: str, tz_name: str, as_json: bool) -> int:
     else:
         print_report(report)
     return 0
+
+
+@cli.command()
+def demo() -> int:
+    """Run the main job offline: reminders created by a model, delivered as
+    turns, across a kill -9 and a restart, then inspected."""
+    from tickler.adapters.cli.demo import run_demo
+
+    return run_demo()
+
+
+@cli.command("_demo-agent", hidden=True)
+@click.argument("store_dir")
+@click.argument("phase", type=click.Choice(["first", "second"]))
+@click.argument("messages", nargs=-1)
+def demo_agent(store_dir: str, phase: str, messages: tuple[str, ...]) -> None:
+    """One agent process of the demo (internal)."""
+    from tickler.adapters.cli.demo import run_agent
+
+    run_agent(store_dir, phase, list(messages))
+
+
+@cli.command()
+@click.option("--store", "store_dir", default=None, help="Session directory (JSONL store).")
+@click.option("--session", "session_id", default="chat", show_default=True)
+@click.option(
+    "--model",
+    "model_name",
+    default=None,
+    envvar="TICKLER_MODEL",
+    help="A PydanticAI model name (env TICKLER_MODEL); offline rules when unset.",
+)
+def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None:
+    """Chat in the terminal; reminders arrive as turns while you chat."""
+    import asyncio
+
+    from tickler.adapters.cli.chat import chat as run_chat
+    from tickler.adapters.cli.chat import default_store
+
+    directory = Path(store_dir or default_store())
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot use {directory} as the store: {exc.strerror or exc}") from None
+    asyncio.run(run_chat(str(directory), session_id, model_name))

@@ -1,0 +1,3 @@
+from tickler.adapters.cli import main
+
+main()
