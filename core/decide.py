@@ -58,9 +58,9 @@ _AFTER_EVERY_ORDER = 2**63
 
 def decide(state: State, command: Command, now: int) -> Decision:
     """Changes to append (possibly none) and the outcome, for ``command`` at
-    ``now``. A rejected command yields no changes."""
-    if not is_safe_integer(now):
-        return (), Failure(_OUT_OF_RANGE)
+    ``now``. A rejected command yields no changes. An unusable ``now`` (not a
+    safe integer) fails only where the reference reads it: the range rule of
+    a new target, and a fixed-rate batch."""
     match command:
         case CreateAfter() | CreateAt() | CreateEvery():
             return _create(state, command, now)
@@ -82,8 +82,9 @@ def view(record: ScheduleRecord, now: int) -> ScheduleView:
 
 
 def future_instant(target: int, now: int) -> str | ScheduleError:
-    """The range rule, then the strictly-future rule."""
-    if not is_safe_integer(target) or not in_range(target):
+    """The range rule (the clock sample must be usable too), then the
+    strictly-future rule."""
+    if not is_safe_integer(now) or not is_safe_integer(target) or not in_range(target):
         return _OUT_OF_RANGE
     if target <= now:
         return error("not_future", Msg.NOT_FUTURE)
@@ -171,7 +172,7 @@ def _deliver_due(state: State, now: int) -> Decision:
 
 
 def _every_batch(state: State, now: int) -> Decision:
-    if not in_range(now):
+    if not is_safe_integer(now) or not in_range(now):
         return (), Failure(_OUT_OF_RANGE)
     accepted_at = format_instant(now)
     occurrences: list[Occurrence] = []

@@ -18,6 +18,7 @@ from tickler.core.codec import decode_change
 from tickler.core.errors import CorruptScheduleLog
 from tickler.core.fixedrate import occurrence_ms
 from tickler.core.instant import format_instant, parse_instant
+from tickler.core.jsnum import safe_integer
 from tickler.core.jstext import js_string
 from tickler.core.layered import LayeredMap
 from tickler.core.model import (
@@ -234,9 +235,12 @@ def evolve(state: State, change: ScheduleChange) -> State:
     return book.state
 
 
-def _check_seed_length(seed_length: object) -> None:
-    if isinstance(seed_length, bool) or not isinstance(seed_length, int) or seed_length < 0:
+def _seed_length(seed_length: object) -> int:
+    """A JSON safe integer >= 0 (``1.0`` is 1), else the reference's reason."""
+    value = safe_integer(seed_length)
+    if value is None or value < 0:
         raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
+    return value
 
 
 def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
@@ -245,7 +249,7 @@ def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
     Other event types are skipped. Raises :class:`CorruptScheduleLog` with the
     reference's reason and the offending event's index.
     """
-    _check_seed_length(seed_length)
+    seed_length = _seed_length(seed_length)
     book = _FoldBook()
     count = 0
     for count, event in enumerate(events, start=1):

@@ -70,11 +70,16 @@ def _from_snapshot(log: SessionLog) -> tuple[Loaded, int] | None:
 
 
 def _track(loaded: Loaded, event: SessionEvent) -> None:
-    if event.type == FOLLOWUP:
-        message = decode_followup(event.data)
-        loaded.outbox[message.key] = message
-    elif event.type == DELIVERED:
-        loaded.outbox.pop(decode_delivered(event.data), None)
+    """Follow the outbox; a malformed runtime record is a corrupt log (a
+    skipped one could lose or repeat a delivery)."""
+    try:
+        if event.type == FOLLOWUP:
+            message = decode_followup(event.data)
+            loaded.outbox[message.key] = message
+        elif event.type == DELIVERED:
+            loaded.outbox.pop(decode_delivered(event.data), None)
+    except (msgspec.MsgspecError, ValueError) as exc:
+        raise CorruptScheduleLog(f"malformed {event.type} record: {exc}", event.seq) from None
 
 
 def load_session(log: SessionLog) -> Loaded:

@@ -94,6 +94,7 @@ class ScheduleRuntime:
         self._idle_task: asyncio.Task[None] | None = None
         self._retry_task: asyncio.Task[None] | None = None
         self._disposal: asyncio.Task[None] | None = None
+        self._just_idle = False
 
     # -- public surface ---------------------------------------------------
 
@@ -133,6 +134,9 @@ class ScheduleRuntime:
         parsed = parse_tool_call(name, args)
         if not is_successful(parsed):
             return render(Failure(parsed.failure()))
+        if self._stopping:
+            logger.warning("schedule: %s called on a disposed runtime", name)
+            return _ABORTED
         return await self._transact(lambda aborted: self._tool(parsed.unwrap(), aborted))
 
     def request_drive(self) -> None:
@@ -191,9 +195,10 @@ class ScheduleRuntime:
             created_id = _created_id(result.value_or(None))
             if not await self._commit(changes, now):
                 return render(Failure(INTERNAL_ERROR))
+            self._rearm(now)  # the change is live: it fires even if the barrier fails
             if not await self._flushed():
+                self._retry_later()  # the retained change is flushed by the retry
                 return render(Failure(persistence_uncertain(operation, created_id or known_id)))
-            self._rearm(now)
             return render(result)
 
     async def _commit(
@@ -235,23 +240,34 @@ class ScheduleRuntime:
                     self._retry_later()
 
     async def _drive_once(self) -> None:
+        just_idle, self._just_idle = self._just_idle, False
         if not await self._flushed():
             self._retry_later()
+            return
+        if self._stopping:
             return
         loaded = self._current()
         if not loaded.outbox and self._peek_wait() is not None:
             return
         claim = self._host.claim_idle()
         if claim is None:
-            self._wait_for_idle()
+            # Busy: wait for idle once. Refused right after reporting idle
+            # (the reference's livelock): back off instead of spinning.
+            self._retry_later() if just_idle else self._wait_for_idle()
             return
+        taken: FollowUp | None = None
         try:
             if loaded.outbox:
-                await self._hand_over(next(iter(loaded.outbox.values())))
+                message: FollowUp | None = next(iter(loaded.outbox.values()))
             else:
-                await self._deliver_due()
+                message = await self._deliver_due()
+            if message is not None and not self._stopping:
+                taken = await self._hand_over(message)
         finally:
             claim.release()
+        if taken is not None:
+            await self._mark_delivered(taken)
+            self.request_drive()  # one follow-up per claim; look for the next
 
     def _peek_wait(self) -> Wait | None:
         """The Wait decision at the current wall clock (arming the timer),
@@ -267,7 +283,9 @@ class ScheduleRuntime:
             return Wait(None)
         return None
 
-    async def _deliver_due(self) -> None:
+    async def _deliver_due(self) -> FollowUp | None:
+        """Append the due delivery and its follow-up as one batch and make it
+        durable; the follow-up to hand over, or None."""
         # Decide again under the claim, from a fresh clock sample: the clock
         # may have been rolled back since the timer fired.
         now = self._clock.now_ms()
@@ -275,28 +293,30 @@ class ScheduleRuntime:
         outcome = result.value_or(None)
         if not isinstance(outcome, Delivery):
             self._arm(outcome.next_wake if isinstance(outcome, Wait) else None)
-            return
+            return None
         message = followup_for(outcome)
         followup = NewEvent(FOLLOWUP, encode_followup(message), now)
         if not await self._commit(changes, now, followup):
             self._retry_later()
-            return
+            return None
         self._current().outbox[message.key] = message
         if not await self._flushed():
             self._retry_later()  # stays in the outbox; the host is not told yet
-            return
-        await self._hand_over(message)
+            return None
+        return message
 
-    async def _hand_over(self, message: FollowUp) -> None:
+    async def _hand_over(self, message: FollowUp) -> FollowUp | None:
         try:
             await self._host.followup(message)
         except Exception:
             logger.warning("schedule: host did not take follow-up %s", message.key, exc_info=True)
             self._retry_later()
-            return
-        loaded = self._current()
-        loaded.outbox.pop(message.key, None)
+            return None
+        self._current().outbox.pop(message.key, None)
         self._backoff.reset()
+        return message
+
+    async def _mark_delivered(self, message: FollowUp) -> None:
         try:
             ack = NewEvent(DELIVERED, encode_delivered(message.key), self._clock.now_ms())
             await self._log.append([ack])
@@ -304,7 +324,6 @@ class ScheduleRuntime:
             # The host took it; without the mark it is handed over again
             # after a restart, and the host drops the repeat by its key.
             logger.warning("schedule: could not mark %s delivered", message.key, exc_info=True)
-        self.request_drive()
 
     # -- waking -------------------------------------------------------------
 
@@ -337,9 +356,7 @@ class ScheduleRuntime:
             logger.warning("schedule: idle wait failed; retrying", exc_info=True)
             self._retry_later()
             return
-        # Yield once so a host that reports idle and refuses claims in the
-        # same instant cannot spin this loop.
-        await self._clock.sleep(0)
+        self._just_idle = True
         self.request_drive()
 
     def _retry_later(self) -> None:

@@ -1,0 +1,145 @@
+"""``dispose()`` in every phase: nothing is delivered after it, nothing
+durable changes because of it, and it is idempotent.
+
+The reference: "A drive in flight observes 'not runnable' after its awaits
+and does nothing further (no re-arm)"; dispose resolves the stop signal so
+it returns even while the agent never becomes idle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tickler.shell.clock import settle
+
+from .support import MINUTE, SECOND, T0, Gate, Rig, async_test, rig
+
+
+def next_wake(r: Rig) -> int | None:
+    return r.runtime.next_wake
+
+
+@async_test
+async def test_dispose_while_the_drive_waits_in_the_fifo() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        gate = r.log.gate("flush")  # a list call holds the FIFO
+        listing = asyncio.ensure_future(r.views())
+        await gate.entered.wait()
+        await r.advance(10 * SECOND)  # the timer wakes: the drive queues
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        assert not disposal.done()  # it waits for the call in flight
+        gate.open()
+        assert [v["id"] for v in await listing] == ["schedule-1"]
+        await disposal
+        await r.advance(MINUTE, step_ms=SECOND)
+        assert "claim" not in r.calls
+        assert r.host.offered == []
+        assert r.log.labels() == ["create"]
+
+
+@async_test
+async def test_dispose_during_the_delivery_preflight_delivers_nothing() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        gate = r.log.gate("flush")
+        await r.advance(10 * SECOND)
+        await gate.entered.wait()  # the drive's preflight is in flight
+        mark = len(r.calls)
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        gate.open()
+        await disposal
+        await r.advance(MINUTE, step_ms=SECOND)
+        # The drive observes the disposal after its await and stops there.
+        assert r.since(mark) == ["flush"]
+        assert r.host.offered == []
+        assert r.log.labels() == ["create"]
+        assert r.runtime.next_wake is None
+
+
+@async_test
+async def test_dispose_during_host_followup_finishes_it_and_delivers_nothing_more() -> None:
+    async with rig() as r:
+        await r.create(prompt="one", after_seconds=10)
+        await r.create(prompt="two", after_seconds=10)
+        gate = r.host.followup_gate = Gate()
+        await r.advance(10 * SECOND)
+        await gate.entered.wait()
+        mark = len(r.calls)
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        assert not disposal.done()  # it waits for the hand-over in flight
+        gate.open()
+        await disposal
+        await r.advance(MINUTE, step_ms=SECOND)
+        assert r.host.keys == ["schedule-1@2026-08-05T12:00:10.000Z"]
+        # Only the hand-over in flight completes: its claim is released and
+        # its delivered mark written; no flush, no claim, no dispatch after.
+        assert sorted(r.since(mark)) == ["append(delivered)", "release"]
+        assert [c["operation"] for c in r.log.changes()] == ["create", "create", "dispatch"]
+
+
+@async_test
+async def test_dispose_during_the_idle_wait_returns_and_never_claims() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        r.host.set_busy(True)
+        await r.advance(10 * SECOND)
+        assert r.host.idle_waits == 1
+        mark = len(r.calls)
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        assert disposal.done()  # the agent never became idle; dispose returned
+        r.host.end_turn()
+        await r.advance(MINUTE, step_ms=SECOND)
+        assert r.since(mark) == []
+        assert r.host.offered == []
+
+
+@async_test
+async def test_dispose_with_an_armed_timer_cancels_it() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        assert r.runtime.next_wake == T0 + 10 * SECOND
+        mark = len(r.calls)
+        await r.runtime.dispose()
+        assert next_wake(r) is None
+        assert len(r.timers) == 0
+        await r.advance(MINUTE, step_ms=SECOND)
+        assert r.since(mark) == []
+        assert r.host.offered == []
+
+
+@async_test
+async def test_dispose_during_a_retry_backoff_cancels_the_retry() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        r.log.fail("flush")  # the delivery's preflight
+        await r.advance(10 * SECOND)
+        assert r.calls[-1] == "flush!"
+        mark = len(r.calls)
+        await r.runtime.dispose()
+        await r.advance(MINUTE, step_ms=100)
+        assert r.since(mark) == []
+        assert r.host.offered == []
+
+
+@async_test
+async def test_dispose_is_idempotent_and_changes_nothing() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        before = (len(r.calls), r.log.length, r.log.durable)
+        first = r.runtime.dispose()
+        second = r.runtime.dispose()
+        assert first is second
+        await first
+        await second
+        await r.runtime.dispose()
+        r.runtime.request_drive()
+        await r.advance(MINUTE, step_ms=SECOND)
+        assert (len(r.calls), r.log.length, r.log.durable) == before
+        assert r.host.offered == []
+        # The record is still there for the next runtime.
+        assert [rec.id for rec in r.runtime.state.active] == ["schedule-1"]

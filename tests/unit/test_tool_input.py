@@ -1,0 +1,194 @@
+"""Malformed tool calls answer one of the ten closed codes, never an exception.
+
+Where the reference's argument schema would answer first with a registry
+``INVALID_ARGS`` failure (``at`` as a number, a non-string prompt, ...),
+tickler answers the domain's code and message instead: the model always sees
+a value of the published output schema.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+from returns.pipeline import is_successful
+
+from tickler.core import (
+    EMPTY_STATE,
+    ERROR_CODES,
+    CreateAt,
+    handle,
+    parse_tool_call,
+    tool_catalog,
+)
+
+NOW = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
+TEN_CODES = (
+    "invalid_prompt",
+    "invalid_selector",
+    "invalid_rule",
+    "invalid_time_zone",
+    "not_future",
+    "time_out_of_range",
+    "frequency_too_high",
+    "corrupt_schedule_log",
+    "persistence_uncertain",
+    "internal_error",
+)
+OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog()}
+AT_KIND = {
+    "code": "invalid_rule",
+    "message": "at must be an explicit-offset string or local calendar object.",
+}
+
+
+def test_the_closed_set_is_the_reference_ten() -> None:
+    assert tuple(ERROR_CODES) == TEN_CODES
+
+
+def _local(zone: object, date: object = "2026-08-06", time: object = "09:00:00") -> object:
+    return {"date": date, "time": time, "time_zone": zone}
+
+
+MALFORMED: list[tuple[str, Any, str]] = [
+    ("schedule_create", None, "invalid_selector"),
+    ("schedule_create", {}, "invalid_selector"),
+    ("schedule_create", [], "invalid_selector"),
+    ("schedule_create", ["prompt", "after_seconds"], "invalid_selector"),
+    ("schedule_create", "remind me in 5 minutes", "invalid_selector"),
+    ("schedule_create", 42, "invalid_selector"),
+    ("schedule_create", {"prompt": "x", "after_seconds": 1, "at": "x"}, "invalid_selector"),
+    ("schedule_create", {"prompt": "x", "after_seconds": 1, "tz": "UTC"}, "invalid_selector"),
+    ("schedule_create", {"prompt": "x", "at": None, "after_seconds": None}, "invalid_selector"),
+    ("schedule_create", {"after_seconds": 1}, "invalid_prompt"),
+    ("schedule_create", {"prompt": ["x"], "after_seconds": 1}, "invalid_prompt"),
+    ("schedule_create", {"prompt": {"text": "x"}, "after_seconds": 1}, "invalid_prompt"),
+    ("schedule_create", {"prompt": False, "every_seconds": 300}, "invalid_prompt"),
+    ("schedule_create", {"prompt": "x", "after_seconds": {"value": 1}}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "every_seconds": [300]}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "every_seconds": 60}, "frequency_too_high"),
+    ("schedule_create", {"prompt": "x", "at": 1_785_978_000_000}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "at": 1.5}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "at": True}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "at": {"date": "2026-08-06"}}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "at": _local(None, None, None)}, "invalid_rule"),
+    ("schedule_create", {"prompt": "x", "at": _local(["UTC"])}, "invalid_time_zone"),
+    ("schedule_create", {"prompt": "x", "at": _local("Mars/Olympus")}, "invalid_time_zone"),
+    ("schedule_create", {"prompt": "x", "at": "2020-01-01T00:00:00Z"}, "not_future"),
+    ("schedule_create", {"prompt": "x", "at": "9999-12-31T23:59:59.9-01:00"}, "time_out_of_range"),
+    ("schedule_delete", None, "invalid_rule"),
+    ("schedule_delete", {}, "invalid_rule"),
+    ("schedule_delete", [], "invalid_rule"),
+    ("schedule_delete", "schedule-1", "invalid_rule"),
+    ("schedule_delete", {"id": None}, "invalid_rule"),
+    ("schedule_delete", {"id": ["schedule-1"]}, "invalid_rule"),
+    ("schedule_delete", {"id": 1}, "invalid_rule"),
+    ("schedule_delete", {"id": True}, "invalid_rule"),
+    ("schedule_delete", {"schedule_id": "schedule-1"}, "invalid_rule"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tool", "args", "code"), MALFORMED, ids=repr)
+def test_malformed_call_answers_a_closed_code(tool: str, args: Any, code: str) -> None:
+    changes, output = handle(EMPTY_STATE, tool, args, NOW)
+    assert changes == ()
+    value = json.loads(output)
+    assert value["code"] == code
+    assert list(value) == ["code", "message"]
+    jsonschema.validate(value, OUTPUT_SCHEMAS[tool])
+
+
+@pytest.mark.parametrize("args", [None, [], "x", 1, {"anything": [1, 2]}], ids=repr)
+def test_list_ignores_whatever_arguments_it_is_given(args: Any) -> None:
+    assert handle(EMPTY_STATE, "schedule_list", args, NOW) == ((), "[]")
+
+
+@pytest.mark.parametrize("name", ["schedule_update", "", "SCHEDULE_CREATE", "schedule_create "])
+def test_unknown_tool_name_is_an_internal_error(name: str) -> None:
+    assert handle(EMPTY_STATE, name, {"prompt": "x", "after_seconds": 1}, NOW) == (
+        (),
+        '{"code":"internal_error","message":"The schedule operation failed."}',
+    )
+
+
+@pytest.mark.parametrize(
+    "at",
+    [42, 1.5, None, True, [], ["2026-08-06T01:00:00Z"], {"date": 1, "time": 2, "time_zone": 3}],
+    ids=repr,
+)
+def test_at_content_is_not_checked_before_the_queue(at: object) -> None:
+    parsed = parse_tool_call("schedule_create", {"prompt": "x", "at": at})
+    assert is_successful(parsed)
+    assert parsed.unwrap() == CreateAt("x", at)
+
+
+@pytest.mark.parametrize("at", [42, -1, 0.5, None, True, False, [], [1, 2]], ids=repr)
+def test_at_of_the_wrong_type_answers_the_domain_message(at: object) -> None:
+    changes, output = handle(EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW)
+    assert changes == ()
+    assert json.loads(output) == AT_KIND
+
+
+@pytest.mark.parametrize(
+    ("at", "expected"),
+    [
+        (
+            {"date": "2026-08-06", "time": "09:00:00"},
+            ("invalid_rule", "Local at must contain exactly date, time, and time_zone."),
+        ),
+        (
+            {"date": "2026-08-06", "time": "09:00:00", "time_zone": "UTC", "dst": "earlier"},
+            ("invalid_rule", "Local at must contain exactly date, time, and time_zone."),
+        ),
+        (
+            {"date": "2026-08-06", "time": 900, "time_zone": "UTC"},
+            ("invalid_rule", "Local at date and time must be strings."),
+        ),
+        (
+            {"date": "2026-08-06", "time": "09:00:00", "time_zone": None},
+            ("invalid_time_zone", "time_zone must be a string."),
+        ),
+    ],
+    ids=repr,
+)
+def test_local_at_the_registry_would_refuse_answers_the_domain_message(
+    at: object, expected: tuple[str, str]
+) -> None:
+    changes, output = handle(EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW)
+    assert changes == ()
+    assert (json.loads(output)["code"], json.loads(output)["message"]) == expected
+
+
+def _deep(depth: int) -> object:
+    value: object = "x"
+    for _ in range(depth):
+        value = {"date": value, "time": [value], "time_zone": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"prompt": "x", "at": _deep(3)},
+        {"prompt": "x" * 100_000, "at": "x" * 100_000},
+        {
+            "prompt": "\ud800",
+            "at": {"date": "\udfff", "time": "\x00", "time_zone": "\ud800/\udc00"},
+        },
+        {"prompt": "x", "at": {"date": "٢٠٢٦-٠٨-٠٦", "time": "٠٩:٠٠:٠٠", "time_zone": "UTC"}},
+        {
+            "prompt": "x",
+            "at": {"date": "2026-08-06", "time": "09:00:00", "time_zone": "İstanbul/X"},
+        },
+    ],
+    ids=["nested", "huge", "surrogates", "arabic-indic-digits", "non-ascii-zone"],
+)
+def test_strange_at_values_answer_a_closed_code(args: dict[str, object]) -> None:
+    changes, output = handle(EMPTY_STATE, "schedule_create", args, NOW)
+    assert changes == ()
+    value = json.loads(output)
+    assert value["code"] in TEN_CODES
+    assert value["code"] not in ("internal_error", "persistence_uncertain", "corrupt_schedule_log")
+    jsonschema.validate(value, OUTPUT_SCHEMAS["schedule_create"])
