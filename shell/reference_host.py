@@ -195,7 +195,7 @@ class ReferenceHost:
     async def _turn(self, item: TurnInput) -> None:
         now = self._clock.now_ms()
         await self._log.append([NewEvent(TURN_START, msgspec.json.encode(_TurnRef(item.n)), now)])
-        reply = await self._model(item)
+        reply = str(await self._model(item))  # a str subclass (LangChain's) would not encode
         record = TurnRecord(item.n, reply)
         await self._log.append([NewEvent(TURN, msgspec.json.encode(record), self._clock.now_ms())])
         await self._log.flush()

@@ -38,14 +38,14 @@ async def live_session(
     snapshot and close the log (deleting nothing)."""
     clock = clock if clock is not None else SystemClock()
     log = await store.open(session_id, created_at=clock.now_ms())
-    runtime_box: list[ScheduleRuntime] = []
+    built: list[Model] = []  # the model needs the runtime, which needs the host
 
     async def model(turn: TurnInput) -> str:
-        return await model_for(runtime_box[0])(turn)
+        return await built[0](turn)
 
     host = ReferenceHost(log, model, clock, on_reply=on_reply)
     runtime = ScheduleRuntime(log, host, clock)
-    runtime_box.append(runtime)
+    built.append(model_for(runtime))  # once per session: it may hold a conversation
     try:
         await runtime.start()
         host.start()

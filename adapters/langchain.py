@@ -1,0 +1,44 @@
+"""LangChain adapter: the schedule tools as ``StructuredTool``s.
+
+Needs the extra: ``pip install 'tickler[langchain]'`` (``langchain-core``
+only; LangGraph's ``ToolNode`` and chat models' ``bind_tools`` take these
+tools as they are).
+
+The tools are async (``await tool.ainvoke(...)``): they answer through the
+session's asyncio runtime. Their ``args_schema`` is the catalog's JSON
+Schema, which LangChain does not validate against, so every call reaches
+the runtime and the content is the runtime's text verbatim, closed error
+codes included (a ``ToolMessage`` with ``status="success"``: the error is
+the tool's answer, not a failure of the call).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tickler.adapters.tools import ScheduleTool, ToolCaller, missing_extra, schedule_tools
+
+try:
+    from langchain_core.tools import StructuredTool
+except ImportError as exc:
+    raise missing_extra("LangChain", "langchain") from exc
+
+__all__ = ["langchain_tools"]
+
+
+def langchain_tools(runtime: ToolCaller) -> list[StructuredTool]:
+    """The three schedule tools answering through ``runtime``."""
+    return [_tool(entry) for entry in schedule_tools(runtime)]
+
+
+def _tool(entry: ScheduleTool) -> StructuredTool:
+    async def call(**arguments: Any) -> str:
+        return await entry.handler(arguments)
+
+    return StructuredTool.from_function(
+        coroutine=call,
+        name=entry.name,
+        description=entry.description,
+        args_schema=entry.input_schema,
+        response_format="content",
+    )

@@ -1,0 +1,160 @@
+"""OpenAI Agents SDK adapter: the schedule tools as ``FunctionTool``s, and a
+host whose turns are ``Runner.run``s of an ``Agent``.
+
+Needs the extra: ``pip install 'tickler[openai-agents]'``.
+
+Wiring one session::
+
+    host = openai_agents_host(log, agent, clock)
+    runtime = ScheduleRuntime(log, host, clock)
+    host.bind(runtime)  # every run now gets the schedule tools
+    await runtime.start()
+    host.start()
+    await host.send("remind me to stretch in ten minutes")
+
+Strict mode, per tool: the SDK's strict mode makes every property required
+and closes every object. ``schedule_list`` (no arguments) and
+``schedule_delete`` (``id`` required) keep their meaning under it, so they
+are strict. ``schedule_create`` is not: its selectors are optional and
+mutually exclusive, which strict mode cannot say, so it keeps the catalog's
+schema unchanged with strict mode off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tickler.adapters.tools import (
+    ScheduleTool,
+    ToolCaller,
+    decode_arguments,
+    missing_extra,
+    schedule_tools,
+)
+from tickler.core.catalog import JsonSchema
+from tickler.shell.clock import Clock
+from tickler.shell.ports import SessionLog
+from tickler.shell.reference_host import ReferenceHost, TurnInput
+
+try:
+    from agents import Agent, FunctionTool, RunConfig, Runner, Session, TResponseInputItem
+    from agents.run_config import DEFAULT_MAX_TURNS
+    from agents.tool_context import ToolContext
+except ImportError as exc:
+    raise missing_extra("OpenAI Agents SDK", "openai-agents") from exc
+
+__all__ = ["OpenAIAgentsHost", "openai_agents_host", "openai_agents_tools"]
+
+
+def openai_agents_tools(runtime: ToolCaller) -> list[FunctionTool]:
+    """The three schedule tools answering through ``runtime``; each returns
+    the runtime's text verbatim, closed error codes included."""
+    return [_tool(entry) for entry in schedule_tools(runtime)]
+
+
+def _tool(entry: ScheduleTool) -> FunctionTool:
+    async def invoke(_context: ToolContext[Any], arguments: str) -> str:
+        return await entry.handler(decode_arguments(arguments))
+
+    return FunctionTool(
+        name=entry.name,
+        description=entry.description,
+        params_json_schema=entry.input_schema,
+        on_invoke_tool=invoke,
+        strict_json_schema=_strict_keeps_meaning(entry.input_schema),
+    )
+
+
+def _strict_keeps_meaning(schema: JsonSchema) -> bool:
+    """Strict mode requires every property; only a schema that already does
+    keeps its meaning (closing the open root changes nothing: the tools
+    ignore keys they do not know, or answer ``invalid_selector``)."""
+    return set(schema.get("required", ())) == set(schema.get("properties", {}))
+
+
+class OpenAIAgentsHost(ReferenceHost):
+    """A :class:`ReferenceHost` whose every turn (a user message or a due
+    reminder) is one ``Runner.run`` continuing the same conversation.
+
+    With ``session`` the SDK session keeps the conversation (an
+    ``SQLiteSession`` survives restarts); without it, this host keeps the
+    items in memory, starting from ``history``.
+    """
+
+    def __init__(
+        self,
+        log: SessionLog,
+        agent: Agent[Any],
+        clock: Clock | None = None,
+        *,
+        session: Session | None = None,
+        history: Sequence[TResponseInputItem] = (),
+        run_config: RunConfig | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        on_reply: Callable[[TurnInput, str], None] | None = None,
+    ) -> None:
+        super().__init__(log, self._run_turn, clock, on_reply=on_reply)
+        self._agent = agent
+        self._session = session
+        self._items: list[TResponseInputItem] = list(history)
+        self._run_config = run_config
+        self._max_turns = max_turns
+        self._bound: Agent[Any] | None = None
+
+    def bind(self, runtime: ToolCaller) -> None:
+        """Run a copy of the agent that also has the schedule tools of
+        ``runtime`` (the runtime is built with this host, so it comes second)."""
+        self._bound = self._agent.clone(tools=[*self._agent.tools, *openai_agents_tools(runtime)])
+
+    @property
+    def items(self) -> list[TResponseInputItem]:
+        """The conversation so far as input items (empty with a ``session``)."""
+        return list(self._items)
+
+    async def _run_turn(self, turn: TurnInput) -> str:
+        if self._bound is None:
+            raise RuntimeError("OpenAIAgentsHost.bind(runtime) must come before the first turn")
+        if self._session is not None:
+            result = await Runner.run(
+                self._bound,
+                turn.text,
+                session=self._session,
+                run_config=self._run_config,
+                max_turns=self._max_turns,
+            )
+        else:
+            message: TResponseInputItem = {"role": "user", "content": turn.text}
+            result = await Runner.run(
+                self._bound,
+                [*self._items, message],
+                run_config=self._run_config,
+                max_turns=self._max_turns,
+            )
+            self._items = result.to_input_list()
+        return str(result.final_output)
+
+
+def openai_agents_host(
+    log: SessionLog,
+    agent: Agent[Any],
+    clock: Clock | None = None,
+    *,
+    session: Session | None = None,
+    history: Sequence[TResponseInputItem] = (),
+    run_config: RunConfig | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    on_reply: Callable[[TurnInput, str], None] | None = None,
+) -> OpenAIAgentsHost:
+    """A reference host running ``agent`` for each turn; ``bind`` it to the
+    session's runtime before starting it."""
+    return OpenAIAgentsHost(
+        log,
+        agent,
+        clock,
+        session=session,
+        history=history,
+        run_config=run_config,
+        max_turns=max_turns,
+        on_reply=on_reply,
+    )

@@ -1,0 +1,68 @@
+"""An OpenAI Agents SDK agent with durable reminders, kept in a JSONL
+session log.
+
+Runs offline: the SDK's ``ScriptedModel`` stands in for the LLM. With
+``OPENAI_API_KEY`` set it uses a real model (``TICKLER_MODEL``, default
+``gpt-4.1-mini``); ``TICKLER_DIR`` keeps the session files.
+
+    python examples/openai_agents_agent.py
+"""
+
+# An example prints its conversation.
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+
+from agents import Agent, Model, RunConfig
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from tickler.adapters.openai_agents import openai_agents_host
+from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.shell.clock import SystemClock
+from tickler.shell.reference_host import TurnInput
+from tickler.shell.runtime import ScheduleRuntime
+
+REAL = bool(os.environ.get("OPENAI_API_KEY"))
+OFFLINE = ScriptedModel(
+    [
+        [function_call("schedule_create", {"prompt": "stretch", "after_seconds": 2}, call_id="c1")],
+        [assistant_message("Reminder set for 2 seconds from now.")],
+        [assistant_message("Reminder: stretch")],
+    ]
+)
+
+
+async def main(directory: str) -> None:
+    model: str | Model = os.environ.get("TICKLER_MODEL", "gpt-4.1-mini") if REAL else OFFLINE
+    agent = Agent(name="assistant", instructions="Use the schedule tools.", model=model)
+    reminded = asyncio.Event()
+
+    def show(turn: TurnInput, reply: str) -> None:
+        print(f"[{turn.source} turn]\n{turn.text}\n--> {reply}\n")
+        if turn.source == "reminder":
+            reminded.set()
+
+    store = JsonlStore(directory)
+    log = await store.open("openai-agents-demo", created_at=SystemClock().now_ms())
+    run_config = RunConfig(tracing_disabled=not REAL)
+    host = openai_agents_host(log, agent, run_config=run_config, on_reply=show)
+    runtime = ScheduleRuntime(log, host)
+    host.bind(runtime)
+    await runtime.start()
+    host.start()
+    try:
+        await host.send("Remind me to stretch in 2 seconds.")
+        await asyncio.wait_for(reminded.wait(), timeout=30)
+    finally:
+        await runtime.dispose()
+        await host.close()
+        await store.close()
+    print(f"{log.length} events in {log.path}")
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as scratch:
+        asyncio.run(main(os.environ.get("TICKLER_DIR", scratch)))

@@ -1,0 +1,1 @@
+"""Adapter tests: agent frameworks and MCP, driven by their real machinery."""

@@ -1,0 +1,249 @@
+"""The OpenAI Agents SDK adapter, driven by the real ``Runner`` on a
+scripted ``Model`` (no network, tracing off): the tools hand the model the
+runtime's exact text, and a due reminder arrives later as the next user
+message of the same conversation, exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agents import Agent, RunConfig, SQLiteSession, Usage
+from agents.agent_output import AgentOutputSchemaBase
+from agents.handoffs import Handoff
+from agents.items import (
+    ModelResponse,
+    TResponseInputItem,
+    TResponseOutputItem,
+    TResponseStreamEvent,
+)
+from agents.model_settings import ModelSettings
+from agents.models.interface import Model, ModelTracing
+from agents.testing import assistant_message, function_call
+from agents.tool import Tool
+from openai.types.responses.response_prompt_param import ResponsePromptParam
+
+from tickler.adapters.openai_agents import OpenAIAgentsHost, openai_agents_host, openai_agents_tools
+from tickler.adapters.stores.memory import MemoryLog
+from tickler.core import tool_catalog
+from tickler.shell.clock import VirtualClock
+
+from .framework_support import (
+    INVALID_SELECTOR,
+    SECOND,
+    STRETCH_CREATED,
+    STRETCH_REMINDER,
+    MakeHost,
+    OnReply,
+    async_test,
+    first_turn_failure,
+    live_session,
+)
+
+ASK = "Remind me to stretch in 10 seconds."
+NO_TRACING = RunConfig(tracing_disabled=True)
+
+
+class ScriptedModel(Model):
+    """Answers each call with the next scripted output and records the input
+    and the tools the model was offered."""
+
+    def __init__(self, *outputs: list[TResponseOutputItem]) -> None:
+        self._outputs = list(outputs)
+        self.inputs: list[list[TResponseInputItem]] = []
+        self.tools: list[list[Tool]] = []
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff],
+        tracing: ModelTracing,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: ResponsePromptParam | None,
+    ) -> ModelResponse:
+        self.inputs.append(
+            [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        )
+        self.tools.append(list(tools))
+        return ModelResponse(output=self._outputs.pop(0), usage=Usage(), response_id=None)
+
+    def stream_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff],
+        tracing: ModelTracing,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: ResponsePromptParam | None,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        raise NotImplementedError("these tests do not stream")
+
+    @property
+    def done(self) -> bool:
+        return not self._outputs
+
+
+def call(tool: str, args: dict[str, Any] | str, call_id: str) -> TResponseOutputItem:
+    return function_call(tool, args, call_id=call_id)
+
+
+def outputs_of(items: list[TResponseInputItem]) -> list[tuple[Any, Any]]:
+    return [
+        (item.get("call_id"), item.get("output"))
+        for item in items
+        if item.get("type") == "function_call_output"
+    ]
+
+
+def host(model: ScriptedModel, **options: Any) -> MakeHost[OpenAIAgentsHost]:
+    def make(log: MemoryLog, clock: VirtualClock, on_reply: OnReply) -> OpenAIAgentsHost:
+        agent: Agent[Any] = Agent(name="assistant", model=model)
+        return openai_agents_host(
+            log, agent, clock, run_config=NO_TRACING, on_reply=on_reply, **options
+        )
+
+    return make
+
+
+def test_tools_carry_the_catalog_schemas_strict_where_that_keeps_their_meaning() -> None:
+    tools = openai_agents_tools(_NoRuntime())
+    catalog = {spec["name"]: spec for spec in tool_catalog()}
+    assert [(t.name, t.description) for t in tools] == [
+        (name, spec["description"]) for name, spec in catalog.items()
+    ]
+    create, listing, delete = tools
+    assert not create.strict_json_schema
+    assert create.params_json_schema == catalog["schedule_create"]["input_schema"]
+    assert listing.strict_json_schema
+    assert listing.params_json_schema == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+        "required": [],
+    }
+    assert delete.strict_json_schema
+    assert delete.params_json_schema == {
+        "type": "object",
+        "properties": {"id": {"type": "string", "description": "Exact session-local schedule id."}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+
+
+@async_test
+async def test_a_reminder_arrives_once_as_the_next_user_message_of_the_conversation() -> None:
+    model = ScriptedModel(
+        [call("schedule_create", {"prompt": "stretch", "after_seconds": 10}, "call-1")],
+        [assistant_message("Reminder set.")],
+        [assistant_message("Time to stretch!")],
+    )
+    async with live_session(host(model)) as s:
+        await s.host.send(ASK)
+        await s.turns(1)
+        assert [t.name for t in model.tools[0]] == [spec["name"] for spec in tool_catalog()]
+        assert outputs_of(model.inputs[1]) == [("call-1", STRETCH_CREATED)]
+        assert [reply for _, reply in s.replies] == ["Reminder set."]
+
+        await s.advance(9 * SECOND)  # not due yet
+        await s.turns(1)
+        assert len(model.inputs) == 2
+
+        await s.advance(2 * SECOND)
+        await s.turns(2)
+        conversation = model.inputs[2]
+        assert conversation[-1] == {"role": "user", "content": STRETCH_REMINDER}
+        assert conversation[0] == {"role": "user", "content": ASK}
+        assert outputs_of(conversation) == [("call-1", STRETCH_CREATED)]
+        assert len(conversation) == 5
+        assert [reply for _, reply in s.replies] == ["Reminder set.", "Time to stretch!"]
+
+        await s.advance(30 * SECOND)  # nothing more is due
+        await s.turns(2)
+        assert model.done
+        assert len(model.inputs) == 3
+        assert [(t.text, t.key) for t in s.reminder_inputs()] == [
+            (STRETCH_REMINDER, "schedule-1@2026-08-05T12:00:10.000Z")
+        ]
+        assert s.runtime.state.active == ()
+        assert [i for i in s.host.items if i.get("role") == "user"] == [
+            {"role": "user", "content": ASK},
+            {"role": "user", "content": STRETCH_REMINDER},
+        ]
+
+
+@async_test
+async def test_an_sdk_session_carries_the_conversation_instead() -> None:
+    model = ScriptedModel(
+        [call("schedule_create", {"prompt": "stretch", "after_seconds": 10}, "call-1")],
+        [assistant_message("Reminder set.")],
+        [assistant_message("Time to stretch!")],
+    )
+    session = SQLiteSession("s1")  # in memory
+    try:
+        async with live_session(host(model, session=session)) as s:
+            await s.host.send(ASK)
+            await s.turns(1)
+            await s.advance(11 * SECOND)
+            await s.turns(2)
+            conversation = model.inputs[2]
+            assert conversation[0] == {"role": "user", "content": ASK}
+            assert conversation[-1] == {"role": "user", "content": STRETCH_REMINDER}
+            assert outputs_of(conversation) == [("call-1", STRETCH_CREATED)]
+            assert s.host.items == []
+            stored = await session.get_items()
+            assert stored[-2] == {"role": "user", "content": STRETCH_REMINDER}
+    finally:
+        session.close()
+
+
+@async_test
+async def test_closed_errors_and_unparsable_arguments_reach_the_model_as_tool_output() -> None:
+    model = ScriptedModel(
+        [
+            call(
+                "schedule_create",
+                {"prompt": "x", "after_seconds": 10, "every_seconds": 600},
+                "call-1",
+            ),
+            call("schedule_create", "not json", "call-2"),
+            call("schedule_delete", {"id": "schedule-9"}, "call-3"),
+            call("schedule_list", "", "call-4"),
+        ],
+        [assistant_message("Nothing scheduled.")],
+    )
+    async with live_session(host(model)) as s:
+        await s.host.send("try things")
+        await s.turns(1)
+        assert outputs_of(model.inputs[1]) == [
+            ("call-1", INVALID_SELECTOR),
+            ("call-2", INVALID_SELECTOR),
+            ("call-3", '{"id":"schedule-9","deleted":false,"code":"schedule_not_found"}'),
+            ("call-4", "[]"),
+        ]
+        assert s.replies[0][1] == "Nothing scheduled."
+        assert model.done
+
+
+@async_test
+async def test_a_host_never_bound_to_a_runtime_says_so() -> None:
+    model = ScriptedModel()
+    failure = await first_turn_failure(host(model))
+    assert isinstance(failure, RuntimeError)
+    assert str(failure) == "OpenAIAgentsHost.bind(runtime) must come before the first turn"
+    assert model.inputs == []
+
+
+class _NoRuntime:
+    async def call_tool(self, name: str, args: object) -> str:
+        raise AssertionError(f"unexpected call {name}({args!r})")

@@ -1,0 +1,227 @@
+"""The PydanticAI adapter, driven by a real ``Agent`` run on PydanticAI's
+own ``FunctionModel`` (scripted responses, no network): the toolset hands
+the model the runtime's exact text, and a due reminder arrives later as the
+next user message of the same conversation, exactly once."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tickler.adapters.pydantic_ai import (
+    PydanticAIHost,
+    PydanticAITurns,
+    chat_model,
+    pydantic_ai_host,
+    schedule_toolset,
+)
+from tickler.adapters.stores.memory import MemoryLog
+from tickler.core import tool_catalog
+from tickler.shell.clock import VirtualClock
+from tickler.shell.reference_host import TurnInput
+
+from .framework_support import (
+    INVALID_SELECTOR,
+    SECOND,
+    STRETCH_CREATED,
+    STRETCH_REMINDER,
+    MakeHost,
+    OnReply,
+    async_test,
+    first_turn_failure,
+    live_session,
+    plain_host,
+)
+
+ASK = "Remind me to stretch in 10 seconds."
+
+
+class Script:
+    """A ``FunctionModel`` function: answers each model call with the next
+    response and records what the model was shown."""
+
+    def __init__(self, *responses: ModelResponse) -> None:
+        self._responses = list(responses)
+        self.calls: list[tuple[list[ModelMessage], AgentInfo]] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.calls.append((list(messages), info))
+        return self._responses.pop(0)
+
+    @property
+    def done(self) -> bool:
+        return not self._responses
+
+
+def call(tool: str, args: dict[str, object], call_id: str) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=call_id)])
+
+
+def say(text: str) -> ModelResponse:
+    return ModelResponse(parts=[TextPart(text)])
+
+
+def user_prompt(message: ModelMessage) -> object:
+    """The content of a request that is exactly one user prompt."""
+    assert isinstance(message, ModelRequest)
+    [part] = message.parts
+    assert isinstance(part, UserPromptPart)
+    return part.content
+
+
+def user_prompts(messages: list[ModelMessage]) -> list[object]:
+    """Every user prompt of a conversation, in order."""
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, UserPromptPart)
+    ]
+
+
+def tool_returns(message: ModelMessage) -> list[tuple[str, str | None, object]]:
+    assert isinstance(message, ModelRequest)
+    return [
+        (part.tool_name, part.tool_call_id, part.content)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+
+
+def host(script: Script) -> MakeHost[PydanticAIHost]:
+    def make(log: MemoryLog, clock: VirtualClock, on_reply: OnReply) -> PydanticAIHost:
+        return pydantic_ai_host(log, Agent(FunctionModel(script)), clock, on_reply=on_reply)
+
+    return make
+
+
+@async_test
+async def test_the_model_is_offered_the_catalog_tools_unchanged() -> None:
+    script = Script(say("Hello."))
+    agent = Agent(FunctionModel(script))
+    toolset = schedule_toolset(_NoRuntime())
+    result = await agent.run("hi", toolsets=[toolset])
+    assert result.output == "Hello."
+    offered = script.calls[0][1].function_tools
+    assert [(t.name, t.description, t.parameters_json_schema) for t in offered] == [
+        (spec["name"], spec["description"], spec["input_schema"]) for spec in tool_catalog()
+    ]
+
+
+@async_test
+async def test_a_reminder_arrives_once_as_the_next_user_message_of_the_conversation() -> None:
+    script = Script(
+        call("schedule_create", {"prompt": "stretch", "after_seconds": 10}, "call-1"),
+        say("Reminder set."),
+        say("Time to stretch!"),
+    )
+    async with live_session(host(script)) as s:
+        await s.host.send(ASK)
+        await s.turns(1)
+        # The tool ran in the agent's run; the model saw the runtime's exact text.
+        assert tool_returns(script.calls[1][0][-1]) == [
+            ("schedule_create", "call-1", STRETCH_CREATED)
+        ]
+        assert [reply for _, reply in s.replies] == ["Reminder set."]
+
+        await s.advance(9 * SECOND)  # not due yet
+        await s.turns(1)
+        assert len(script.calls) == 2
+
+        await s.advance(2 * SECOND)
+        await s.turns(2)
+        messages = script.calls[2][0]
+        assert user_prompt(messages[-1]) == STRETCH_REMINDER
+        # The same conversation: the first exchange comes before it.
+        assert user_prompt(messages[0]) == ASK
+        assert len(messages) == 5
+        assert [reply for _, reply in s.replies] == ["Reminder set.", "Time to stretch!"]
+
+        await s.advance(30 * SECOND)  # nothing more is due
+        await s.turns(2)
+        assert script.done
+        assert len(script.calls) == 3
+        assert [(t.text, t.key) for t in s.reminder_inputs()] == [
+            (STRETCH_REMINDER, "schedule-1@2026-08-05T12:00:10.000Z")
+        ]
+        assert s.runtime.state.active == ()
+        assert user_prompts(s.host.messages) == [ASK, STRETCH_REMINDER]
+
+
+@async_test
+async def test_closed_errors_reach_the_model_as_tool_returns_not_retries() -> None:
+    script = Script(
+        ModelResponse(
+            parts=[
+                ToolCallPart(
+                    "schedule_create",
+                    {"prompt": "x", "after_seconds": 10, "every_seconds": 600},
+                    tool_call_id="call-1",
+                ),
+                ToolCallPart(
+                    "schedule_create", {"prompt": "x", "after_seconds": 5, "bogus": 1}, "call-2"
+                ),
+                ToolCallPart("schedule_delete", {"id": "schedule-9"}, tool_call_id="call-3"),
+                ToolCallPart("schedule_list", {}, tool_call_id="call-4"),
+            ]
+        ),
+        say("Nothing scheduled."),
+    )
+    async with live_session(host(script)) as s:
+        await s.host.send("try things")
+        await s.turns(1)
+        assert tool_returns(script.calls[1][0][-1]) == [
+            ("schedule_create", "call-1", INVALID_SELECTOR),
+            ("schedule_create", "call-2", INVALID_SELECTOR),
+            (
+                "schedule_delete",
+                "call-3",
+                '{"id":"schedule-9","deleted":false,"code":"schedule_not_found"}',
+            ),
+            ("schedule_list", "call-4", "[]"),
+        ]
+        assert s.replies[0][1] == "Nothing scheduled."
+        assert script.done
+
+
+@async_test
+async def test_chat_model_runs_a_named_model_with_the_tools_and_keeps_the_conversation() -> None:
+    # "test" names PydanticAI's own TestModel: it calls every tool once with
+    # arguments generated from the schemas, then answers their returns as JSON.
+    async with live_session(plain_host) as s:
+        turns = chat_model("test", s.runtime)
+        assert isinstance(turns, PydanticAITurns)
+        reply = await turns(TurnInput(0, "user", "hi"))
+        assert json.loads(reply) == {
+            "schedule_create": INVALID_SELECTOR,
+            "schedule_list": "[]",
+            "schedule_delete": '{"id":"a","deleted":false,"code":"schedule_not_found"}',
+        }
+        await turns(TurnInput(1, "reminder", STRETCH_REMINDER))
+        assert user_prompts(turns.messages) == ["hi", STRETCH_REMINDER]
+
+
+@async_test
+async def test_a_host_never_bound_to_a_runtime_says_so() -> None:
+    script = Script()
+    failure = await first_turn_failure(host(script))
+    assert isinstance(failure, RuntimeError)
+    assert str(failure) == "PydanticAIHost.bind(runtime) must come before the first turn"
+    assert script.calls == []
+
+
+class _NoRuntime:
+    async def call_tool(self, name: str, args: object) -> str:
+        raise AssertionError(f"unexpected call {name}({args!r})")
