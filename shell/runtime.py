@@ -308,8 +308,8 @@ class ScheduleRuntime:
     async def _hand_over(self, message: FollowUp) -> FollowUp | None:
         try:
             await self._host.followup(message)
-        except Exception:
-            logger.warning("schedule: host did not take follow-up %s", message.key, exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - any host failure means "not taken"
+            logger.warning("schedule: follow-up %s not taken (%s); retrying", message.key, exc)
             self._retry_later()
             return None
         self._current().outbox.pop(message.key, None)

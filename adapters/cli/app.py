@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -111,3 +112,35 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
     except OSError as exc:
         raise CliError(f"cannot use {directory} as the store: {exc.strerror or exc}") from None
     asyncio.run(run_chat(str(directory), session_id, model_name))
+
+
+@cli.command()
+@click.option("--store", "store_dir", required=True, help="Session directory (JSONL store).")
+@click.option("--session", "session_id", required=True, help="The session to serve.")
+@click.option(
+    "--deliver-cmd", default=None, help="Run CMD with each due follow-up (JSON) on stdin."
+)
+@click.option("--deliver-url", default=None, help="POST each due follow-up (JSON) to URL.")
+@click.option("--deliver-timeout", type=float, default=None, help="Seconds per delivery attempt.")
+def mcp(
+    store_dir: str,
+    session_id: str,
+    deliver_cmd: str | None,
+    deliver_url: str | None,
+    deliver_timeout: float | None,
+) -> None:
+    """Serve the three tools over MCP (stdio), and deliver due reminders.
+
+    MCP clients do not start a model turn from a server notification, so a
+    due reminder goes to --deliver-cmd or --deliver-url; it is marked
+    delivered in the log only after that succeeds, and retried otherwise.
+    """
+    import logging
+
+    from tickler.adapters.mcp_server import run_mcp
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="tickler: %(message)s")
+    try:
+        run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
