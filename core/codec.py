@@ -35,8 +35,7 @@ from tickler.core.model import (
     delete,
     dispatch,
 )
-
-_FAST: Final = msgspec.json.Decoder(ScheduleChange)
+from tickler.core.wire import fast_decode
 
 _CREATE_KEYS: Final = frozenset({"version", "operation", "schedule"})
 _ID_KEYS: Final = frozenset({"version", "operation", "id"})
@@ -78,25 +77,11 @@ class Reason:
 
 def decode_change(raw: bytes | str | msgspec.Raw) -> ScheduleChange:
     """Decode one strict v1 payload; raises :class:`CorruptScheduleLog`."""
-    try:
-        change = _FAST.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
-    else:
-        if _instants_are_real(change):
-            return change
+    change = fast_decode(raw)
+    if change is not None:
+        return change
     text = bytes(raw) if isinstance(raw, msgspec.Raw) else raw
     return decode_change_value(_load_json(text))
-
-
-def _instants_are_real(change: ScheduleChange) -> bool:
-    match change:
-        case CreateChange(schedule=record):
-            return is_real_canonical(record.scheduled_at)
-        case DispatchChange(accepted_at=str(accepted_at)):
-            return is_real_canonical(accepted_at)
-        case _:
-            return True
 
 
 def _reject_constant(name: str) -> object:

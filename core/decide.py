@@ -20,11 +20,11 @@ from tickler.core.commands import (
     ListSchedules,
 )
 from tickler.core.errors import Msg, ScheduleError, error
-from tickler.core.fixedrate import occurrence_ms
+from tickler.core.fixedrate import lattice
 from tickler.core.framing import every_batch_framing, one_shot_framing
 from tickler.core.instant import format_instant, in_range, parse_instant
 from tickler.core.jsnum import is_safe_integer, safe_integer
-from tickler.core.jstext import es_trim, is_trimmed_nonempty
+from tickler.core.jstext import es_trim, is_trimmed_nonempty, join_surrogate_pairs
 from tickler.core.model import (
     MIN_EVERY_INTERVAL_SECONDS,
     AfterSchedule,
@@ -122,7 +122,8 @@ def _every(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleReco
 
 
 def _trimmed_prompt(prompt: object) -> str:
-    return es_trim(prompt) if isinstance(prompt, str) else ""
+    # Stored as a replay will read it back: surrogate pairs joined.
+    return es_trim(join_surrogate_pairs(prompt)) if isinstance(prompt, str) else ""
 
 
 def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
@@ -159,15 +160,15 @@ def _deliver_due(state: State, now: int) -> Decision:
     """One due one-shot (earliest target, then creation order); else one batch
     of every due fixed-rate record, each at its latest occurrence; else wait."""
     first_one_shot = state.one_shots.first()
-    if first_one_shot is not None and parse_instant(first_one_shot[0]) <= now:
+    if first_one_shot is not None and first_one_shot[0] <= now:
         record = state.entries[first_one_shot[2]].record
         occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
         delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
         return (dispatch(record.id),), Success(delivery)
     first_every = state.everies.first()
-    if first_every is not None and parse_instant(first_every[0]) <= now:
+    if first_every is not None and first_every[0] <= now:
         return _every_batch(state, now)
-    targets = [parse_instant(key[0]) for key in (first_one_shot, first_every) if key]
+    targets = [key[0] for key in (first_one_shot, first_every) if key]
     return (), Success(Wait(min(targets) if targets else None))
 
 
@@ -176,10 +177,11 @@ def _every_batch(state: State, now: int) -> Decision:
         return (), Failure(_OUT_OF_RANGE)
     accepted_at = format_instant(now)
     occurrences: list[Occurrence] = []
-    for _, _, schedule_id in state.everies.upto((accepted_at, _AFTER_EVERY_ORDER, "")):
-        record = state.entries[schedule_id].record
+    for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
+        active = state.entries[schedule_id]
+        record = active.record
         assert isinstance(record, EverySchedule)
-        occurrence, _ = occurrence_ms(record, now)
+        occurrence, _ = lattice(active.target, record.every_seconds, now)
         occurrences.append(Occurrence(schedule_id, format_instant(occurrence), record.prompt))
     changes = tuple(dispatch(o.id, accepted_at) for o in occurrences)
     delivery = Delivery(every_batch_framing(occurrences), tuple(occurrences), accepted_at)

@@ -31,8 +31,13 @@ class EveryOccurrence(NamedTuple):
 
 def occurrence_ms(record: EverySchedule, accepted_ms: int) -> tuple[int, int | None]:
     """:func:`resolve_every_occurrence` in epoch milliseconds."""
-    target = parse_instant(record.scheduled_at)
-    interval = record.every_seconds * 1000
+    return lattice(parse_instant(record.scheduled_at), record.every_seconds, accepted_ms)
+
+
+def lattice(target: int, every_seconds: int, accepted_ms: int) -> tuple[int, int | None]:
+    """The latest occurrence ``<= accepted_ms`` of ``target + k * interval``,
+    and the one after it (None past year 9999)."""
+    interval = every_seconds * 1000
     if not is_safe_integer(accepted_ms) or not in_range(accepted_ms):
         raise CorruptScheduleLog(Reason.ACCEPTED_AT)
     if not is_safe_integer(interval) or interval <= 0:

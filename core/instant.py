@@ -3,12 +3,15 @@
 The canonical form is the reference's ``YYYY-MM-DDTHH:mm:ss.sssZ`` (what
 ``Date.prototype.toISOString`` gives for years 0001-9999). Fixed width, so
 comparing two canonical strings compares the instants. Calendar arithmetic is
-proleptic Gregorian, in integers, with no ``datetime`` and no host clock.
+proleptic Gregorian, in integers; ``datetime`` is only used to read a
+canonical string fast (its calendar is the same), never a clock.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 MIN_INSTANT_MS: Final = -62_135_596_800_000  # 0001-01-01T00:00:00.000Z
@@ -98,15 +101,21 @@ def in_range(ms: int) -> bool:
     return MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS
 
 
+@lru_cache(maxsize=4096)
+def _day_text(days: int) -> str:
+    year, month, day = civil_from_days(days)
+    return f"{year:04d}-{month:02d}-{day:02d}T"
+
+
 def format_instant(ms: int) -> str:
     """The canonical UTC text of an in-range instant."""
     if not in_range(ms):
         raise ValueError(f"instant {ms} is outside years 0001-9999")
-    t = civil_time(ms)
-    return (
-        f"{t.year:04d}-{t.month:02d}-{t.day:02d}T"
-        f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.millisecond:03d}Z"
-    )
+    days, rest = divmod(ms, MS_PER_DAY)
+    hour, rest = divmod(rest, 3_600_000)
+    minute, rest = divmod(rest, 60_000)
+    second, millisecond = divmod(rest, 1000)
+    return f"{_day_text(days)}{hour:02d}:{minute:02d}:{second:02d}.{millisecond:03d}Z"
 
 
 def matches_canonical_pattern(text: str) -> bool:
@@ -119,16 +128,10 @@ def is_real_canonical(text: str) -> bool:
     return day <= 28 or day <= days_in_month(int(text[0:4]), int(text[5:7]))
 
 
+_EPOCH: Final = datetime(1970, 1, 1)  # noqa: DTZ001 - naive on purpose: the text is UTC
+_ONE_MS: Final = timedelta(milliseconds=1)
+
+
 def parse_instant(text: str) -> int:
     """Epoch milliseconds of a canonical instant string (assumed valid)."""
-    return epoch_ms(
-        CivilTime(
-            int(text[0:4]),
-            int(text[5:7]),
-            int(text[8:10]),
-            int(text[11:13]),
-            int(text[14:16]),
-            int(text[17:19]),
-            int(text[20:23]),
-        )
-    )
+    return (datetime.fromisoformat(text[:-1]) - _EPOCH) // _ONE_MS

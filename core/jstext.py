@@ -40,6 +40,14 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def join_surrogate_pairs(text: str) -> str:
+    """The same JavaScript string, with each UTF-16 surrogate pair written as
+    the one code point it stands for (a JSON reader gives that form)."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE_PAIR.sub(_join_pair, text)
+
+
 def js_string(text: str) -> str:
     """``JSON.stringify(text)``: non-ASCII kept, lone surrogates escaped.
 

@@ -13,7 +13,7 @@ from tickler.core.layered import LayeredMap
 from tickler.core.model import AfterSchedule, AtSchedule, EverySchedule, ScheduleRecord
 from tickler.core.seen import SeenIds
 from tickler.core.sortedkeys import DueKey, SortedKeys
-from tickler.core.state import Entry, State
+from tickler.core.state import Entry, State, entry
 
 _KINDS: Final = {"after": 0, "at": 1, "every": 2}
 
@@ -82,13 +82,13 @@ def decode_state(data: bytes) -> State:
         image = _DECODER.decode(data)
     except msgspec.MsgspecError as exc:
         raise SnapshotError(str(exc)) from exc
-    entries = {row[2]: Entry(row[0], _record(row)) for row in image.rows}
+    entries = {row[2]: entry(row[0], _record(row)) for row in image.rows}
     if len(entries) != len(image.rows):
         raise SnapshotError("duplicate ids")
     one_shots: list[DueKey] = []
     everies: list[DueKey] = []
-    for entry in entries.values():
-        (everies if isinstance(entry.record, EverySchedule) else one_shots).append(entry.due_key)
+    for active in entries.values():
+        (everies if isinstance(active.record, EverySchedule) else one_shots).append(active.due_key)
     one_shots.sort()
     everies.sort()
     return State(

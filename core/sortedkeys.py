@@ -12,9 +12,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
-# (scheduled_at, creation order, id): canonical instants sort as text, so the
-# tuple orders by target, then creation, exactly as the due decision needs.
-DueKey: TypeAlias = tuple[str, int, str]
+# (target epoch ms, creation order, id): ordered by target, then creation,
+# exactly as the due decision needs.
+DueKey: TypeAlias = tuple[int, int, str]
 K: TypeAlias = DueKey
 
 _CHUNK: Final = 256  # a split leaves chunks of this size; a chunk never exceeds twice it

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, NamedTuple, Protocol
 
 import msgspec
 
 from tickler.core.codec import decode_change
 from tickler.core.errors import CorruptScheduleLog
-from tickler.core.fixedrate import occurrence_ms
+from tickler.core.fixedrate import lattice
 from tickler.core.instant import format_instant, parse_instant
 from tickler.core.jsnum import safe_integer
 from tickler.core.jstext import js_string
@@ -32,6 +33,7 @@ from tickler.core.model import (
 from tickler.core.seen import SeenBuilder, SeenIds
 from tickler.core.session import SessionEvent
 from tickler.core.sortedkeys import DueKey, SortedKeys
+from tickler.core.wire import fast_decode_many
 
 SCHEDULE_CHANGE: Final = "schedule/change"
 
@@ -41,14 +43,19 @@ class SeedReason:
 
 
 class Entry(NamedTuple):
-    """An active record and its creation order."""
+    """An active record, its creation order, and its target in epoch ms."""
 
     order: int
     record: ScheduleRecord
+    target: int
 
     @property
     def due_key(self) -> DueKey:
-        return (self.record.scheduled_at, self.order, self.record.id)
+        return (self.target, self.order, self.record.id)
+
+
+def entry(order: int, record: ScheduleRecord) -> Entry:
+    return Entry(order, record, parse_instant(record.scheduled_at))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +90,7 @@ class _Book(Protocol):
     def get(self, schedule_id: str) -> Entry | None: ...
     def seen(self, schedule_id: str) -> bool: ...
     def create(self, record: ScheduleRecord) -> None: ...
-    def replace(self, entry: Entry, record: ScheduleRecord) -> None: ...
+    def replace(self, entry: Entry, moved: Entry) -> None: ...
     def remove(self, entry: Entry) -> None: ...
 
 
@@ -121,11 +128,18 @@ def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
         return
     if accepted_at is None:
         raise CorruptScheduleLog("every dispatch must contain acceptedAt")
-    _, following = occurrence_ms(record, parse_instant(accepted_at))
+    _, following = lattice(entry.target, record.every_seconds, _accepted_ms(accepted_at))
     if following is None:
         book.remove(entry)
     else:
-        book.replace(entry, msgspec.structs.replace(record, scheduled_at=format_instant(following)))
+        moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
+        book.replace(entry, Entry(entry.order, moved, following))
+
+
+@lru_cache(maxsize=64)
+def _accepted_ms(accepted_at: str) -> int:
+    """A fixed-rate batch's dispatches share one ``acceptedAt``: read it once."""
+    return parse_instant(accepted_at)
 
 
 class _PersistentBook:
@@ -152,10 +166,10 @@ class _PersistentBook:
 
     def create(self, record: ScheduleRecord) -> None:
         s = self.state
-        entry = Entry(s.created, record)
-        one_shots, everies = self._index(entry, add=True)
+        new = entry(s.created, record)
+        one_shots, everies = self._index(new, add=True)
         self.state = State(
-            s.entries.set(record.id, entry),
+            s.entries.set(record.id, new),
             s.seen_ids.add(record.id),
             s.created + 1,
             one_shots,
@@ -169,13 +183,12 @@ class _PersistentBook:
             s.entries.discard(entry.record.id), s.seen_ids, s.created, one_shots, everies
         )
 
-    def replace(self, entry: Entry, record: ScheduleRecord) -> None:
-        self.remove(entry)
+    def replace(self, old: Entry, moved: Entry) -> None:
+        self.remove(old)
         s = self.state
-        moved = Entry(entry.order, record)
         one_shots, everies = self._index(moved, add=True)
         self.state = State(
-            s.entries.set(record.id, moved), s.seen_ids, s.created, one_shots, everies
+            s.entries.set(moved.record.id, moved), s.seen_ids, s.created, one_shots, everies
         )
 
 
@@ -193,25 +206,27 @@ class _FoldBook:
         return self.entries.get(schedule_id)
 
     def seen(self, schedule_id: str) -> bool:
+        if schedule_id == self.seen_ids.next_id:  # the usual case: the next allocated id
+            return False
         return schedule_id in self.seen_ids
 
     def create(self, record: ScheduleRecord) -> None:
-        self.entries[record.id] = Entry(self.created, record)
+        self.entries[record.id] = entry(self.created, record)
         self.seen_ids.add(record.id)
         self.created += 1
 
     def remove(self, entry: Entry) -> None:
         del self.entries[entry.record.id]
 
-    def replace(self, entry: Entry, record: ScheduleRecord) -> None:
-        self.entries[record.id] = Entry(entry.order, record)
+    def replace(self, old: Entry, moved: Entry) -> None:
+        self.entries[moved.record.id] = moved
 
     def freeze(self) -> State:
         one_shots: list[DueKey] = []
         everies: list[DueKey] = []
-        for entry in self.entries.values():
-            (everies if isinstance(entry.record, EverySchedule) else one_shots).append(
-                entry.due_key
+        for active in self.entries.values():
+            (everies if isinstance(active.record, EverySchedule) else one_shots).append(
+                active.due_key
             )
         one_shots.sort()
         everies.sort()
@@ -249,19 +264,37 @@ def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
     Other event types are skipped. Raises :class:`CorruptScheduleLog` with the
     reference's reason and the offending event's index.
     """
-    seed_length = _seed_length(seed_length)
+    seed = _seed_length(seed_length)
     book = _FoldBook()
     count = 0
+    chunk: list[tuple[int, msgspec.Raw]] = []
     for count, event in enumerate(events, start=1):
-        if count <= seed_length or event.type != SCHEDULE_CHANGE:
-            continue
-        try:
-            _apply(book, decode_change(event.data))
-        except CorruptScheduleLog as exc:
-            raise exc.at(count - 1) from None
-    if count < seed_length:
+        if count > seed and event.type == SCHEDULE_CHANGE:
+            chunk.append((count - 1, event.data))
+            if len(chunk) == _CHUNK:
+                _apply_chunk(book, chunk)
+                chunk = []
+    _apply_chunk(book, chunk)
+    if count < seed:
         raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
     return book.freeze()
+
+
+_CHUNK: Final = 4096
+
+
+def _apply_chunk(book: _FoldBook, chunk: list[tuple[int, msgspec.Raw]]) -> None:
+    """Decode a chunk in one call when it is all well-formed; any payload the
+    fast path cannot vouch for is decoded exactly, for its exact reason."""
+    if not chunk:
+        return
+    decoded = fast_decode_many([data for _, data in chunk])
+    for position, (index, data) in enumerate(chunk):
+        try:
+            change = decoded[position] if decoded is not None else None
+            _apply(book, change if change is not None else decode_change(data))
+        except CorruptScheduleLog as exc:
+            raise exc.at(index) from None
 
 
 def fold_changes(changes: Iterable[ScheduleChange], state: State = EMPTY_STATE) -> State:

@@ -218,6 +218,7 @@ class ScheduleRuntime:
         return True
 
     async def _flushed(self) -> bool:
+        """The barrier: True once everything appended so far is durable."""
         try:
             await self._log.flush()
         except Exception:
@@ -335,13 +336,14 @@ class ScheduleRuntime:
             self._timers.arm(self, at_ms, self.request_drive)
 
     def _rearm(self, now: int) -> None:
-        """After a tool change: arm for the next target, or drive if due."""
-        _, result = decide(self._current().state, DeliverDue(), now)
-        outcome = result.value_or(None)
-        if isinstance(outcome, Wait):
-            self._arm(outcome.next_wake)
-        else:
+        """After a tool change: arm for the earliest target, or drive if due."""
+        state = self._current().state
+        firsts = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
+        target = min(firsts) if firsts else None
+        if target is not None and target <= now:
             self.request_drive()
+        else:
+            self._arm(target)
 
     def _wait_for_idle(self) -> None:
         """The agent is busy: look again once it is idle (one wait at most)."""

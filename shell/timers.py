@@ -37,6 +37,10 @@ class TimerHeap:
     def arm(self, owner: object, at_ms: int, wake: Callable[[], None]) -> None:
         """Call ``wake()`` once the wall clock reaches ``at_ms`` (replacing
         ``owner``'s previous entry)."""
+        previous = self._armed.get(owner)
+        if previous is not None and previous[0] == at_ms:
+            self._armed[owner] = (at_ms, previous[1], wake)
+            return
         self._counter += 1
         self._armed[owner] = (at_ms, self._counter, wake)
         heapq.heappush(self._heap, (at_ms, self._counter, owner))

@@ -1,0 +1,1 @@
+"""Hypothesis property tests of the pure core."""
