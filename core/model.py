@@ -1,13 +1,13 @@
 """The durable v1 values: schedule records and ``schedule/change`` payloads.
 
 Attributes are snake_case; on the wire they are the reference's camelCase
-keys. The field constraints below are the v1 rules, so decoding with these
-types validates, and the JSON Schema in ``specs/`` is generated from them.
+keys. ``FIELD_RULES`` are the v1 field constraints: decoding enforces them and the
+JSON Schema in ``specs/`` is generated from these types and those rules.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -25,11 +25,20 @@ _WS: Final = "".join(f"\\u{ord(c):04x}" for c in ES_WHITESPACE)
 # Non-empty, no ECMAScript whitespace at either end ("already trimmed").
 TRIMMED_PATTERN: Final = f"^[^{_WS}](?:[\\s\\S]*[^{_WS}])?$(?!\\n)"
 
-ScheduleId: TypeAlias = Annotated[str, Meta(pattern=TRIMMED_PATTERN)]
-Prompt: TypeAlias = Annotated[str, Meta(pattern=TRIMMED_PATTERN)]
-Instant: TypeAlias = Annotated[str, Meta(pattern=CANONICAL_INSTANT_PATTERN)]
-AfterSeconds: TypeAlias = Annotated[int, Meta(gt=0, le=MAX_SAFE_INTEGER)]
-EverySeconds: TypeAlias = Annotated[int, Meta(ge=MIN_EVERY_INTERVAL_SECONDS, le=MAX_EVERY_SECONDS)]
+# The v1 field rules by attribute name. Decoding checks them in Python (see
+# tickler.core.wire: msgspec's regex constraints cost microseconds per field);
+# the JSON Schema in specs/ carries them (tickler.core.schema).
+FIELD_RULES: Final[dict[str, Meta]] = {
+    "id": Meta(pattern=TRIMMED_PATTERN),
+    "prompt": Meta(pattern=TRIMMED_PATTERN),
+    "scheduled_at": Meta(pattern=CANONICAL_INSTANT_PATTERN),
+    "accepted_at": Meta(pattern=CANONICAL_INSTANT_PATTERN),
+    "after_seconds": Meta(gt=0, le=MAX_SAFE_INTEGER),
+    "every_seconds": Meta(ge=MIN_EVERY_INTERVAL_SECONDS, le=MAX_EVERY_SECONDS),
+}
+ScheduleId: TypeAlias = str
+Prompt: TypeAlias = str
+Instant: TypeAlias = str
 Kind = Literal["after", "at", "every"]
 
 
@@ -43,7 +52,7 @@ class _Record(
 class AfterSchedule(_Record, frozen=True, tag="after"):
     """One-shot, ``after_seconds`` after creation."""
 
-    after_seconds: AfterSeconds
+    after_seconds: int
     scheduled_at: Instant
 
     @property
@@ -64,7 +73,7 @@ class AtSchedule(_Record, frozen=True, tag="at"):
 class EverySchedule(_Record, frozen=True, tag="every"):
     """Fixed-rate; ``scheduled_at`` is the earliest occurrence not yet dispatched."""
 
-    every_seconds: EverySeconds
+    every_seconds: int
     scheduled_at: Instant
 
     @property

@@ -89,7 +89,9 @@ EMPTY_STATE: Final = State(LayeredMap(), SeenIds(), 0, SortedKeys(), SortedKeys(
 class _Book(Protocol):
     def get(self, schedule_id: str) -> Entry | None: ...
     def seen(self, schedule_id: str) -> bool: ...
-    def create(self, record: ScheduleRecord) -> None: ...
+    @property
+    def created(self) -> int: ...
+    def create(self, new: Entry) -> None: ...
     def replace(self, entry: Entry, moved: Entry) -> None: ...
     def remove(self, entry: Entry) -> None: ...
 
@@ -98,13 +100,16 @@ def _inactive(operation: str, schedule_id: str) -> CorruptScheduleLog:
     return CorruptScheduleLog(f"schedule {operation} targets inactive id {js_string(schedule_id)}")
 
 
-def _apply(book: _Book, change: ScheduleChange) -> None:
-    """The v1 transition rules (reference section (c))."""
+def _apply(book: _Book, change: ScheduleChange, instant: int = -1) -> None:
+    """The v1 transition rules (reference section (c)). ``instant`` is the
+    ms of the change's scheduledAt or acceptedAt when the caller already read
+    it (-1: read it here)."""
     match change:
         case CreateChange(schedule=record):
             if book.seen(record.id):
                 raise CorruptScheduleLog(f"schedule id {js_string(record.id)} was reused")
-            book.create(record)
+            target = instant if instant >= 0 else parse_instant(record.scheduled_at)
+            book.create(Entry(book.created, record, target))
         case DeleteChange(id=schedule_id):
             entry = book.get(schedule_id)
             if entry is None:
@@ -114,21 +119,24 @@ def _apply(book: _Book, change: ScheduleChange) -> None:
             entry = book.get(schedule_id)
             if entry is None:
                 raise _inactive("dispatch", schedule_id)
-            _dispatch(book, entry, accepted_at if isinstance(accepted_at, str) else None)
+            if not isinstance(accepted_at, str):
+                _dispatch(book, entry, None)
+            else:
+                _dispatch(book, entry, instant if instant >= 0 else _accepted_ms(accepted_at))
 
 
-def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
+def _dispatch(book: _Book, entry: Entry, accepted_ms: int | None) -> None:
     """A one-shot finishes; a fixed-rate record moves to its next lattice
     point after ``accepted_at``, or ends past year 9999."""
     record = entry.record
     if not isinstance(record, EverySchedule):
-        if accepted_at is not None:
+        if accepted_ms is not None:
             raise CorruptScheduleLog("one-shot dispatch must not contain acceptedAt")
         book.remove(entry)
         return
-    if accepted_at is None:
+    if accepted_ms is None:
         raise CorruptScheduleLog("every dispatch must contain acceptedAt")
-    _, following = lattice(entry.target, record.every_seconds, _accepted_ms(accepted_at))
+    _, following = lattice(entry.target, record.every_seconds, accepted_ms)
     if following is None:
         book.remove(entry)
     else:
@@ -164,9 +172,13 @@ class _PersistentBook:
         keys = s.one_shots.insert(entry.due_key) if add else s.one_shots.remove(entry.due_key)
         return keys, s.everies
 
-    def create(self, record: ScheduleRecord) -> None:
+    @property
+    def created(self) -> int:
+        return self.state.created
+
+    def create(self, new: Entry) -> None:
         s = self.state
-        new = entry(s.created, record)
+        record = new.record
         one_shots, everies = self._index(new, add=True)
         self.state = State(
             s.entries.set(record.id, new),
@@ -210,9 +222,9 @@ class _FoldBook:
             return False
         return schedule_id in self.seen_ids
 
-    def create(self, record: ScheduleRecord) -> None:
-        self.entries[record.id] = entry(self.created, record)
-        self.seen_ids.add(record.id)
+    def create(self, new: Entry) -> None:
+        self.entries[new.record.id] = new
+        self.seen_ids.add(new.record.id)
         self.created += 1
 
     def remove(self, entry: Entry) -> None:
@@ -291,8 +303,11 @@ def _apply_chunk(book: _FoldBook, chunk: list[tuple[int, msgspec.Raw]]) -> None:
     decoded = fast_decode_many([data for _, data in chunk])
     for position, (index, data) in enumerate(chunk):
         try:
-            change = decoded[position] if decoded is not None else None
-            _apply(book, change if change is not None else decode_change(data))
+            fast = decoded[position] if decoded is not None else None
+            if fast is not None:
+                _apply(book, fast[0], fast[1])
+            else:
+                _apply(book, decode_change(data))
         except CorruptScheduleLog as exc:
             raise exc.at(index) from None
 

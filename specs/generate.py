@@ -10,30 +10,14 @@ import json
 import sys
 from pathlib import Path
 
-import msgspec
-
-from tickler.core import ScheduleChange, tool_catalog
+from tickler.core import tool_catalog
+from tickler.core.schema import change_schema
 
 HERE = Path(__file__).resolve().parent
 
 
 def _dump(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def change_schema() -> dict[str, object]:
-    """JSON Schema of one v1 ``schedule/change`` payload."""
-    schema = msgspec.json.schema(ScheduleChange)
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "tickler schedule/change v1",
-        "description": (
-            "The data of one schedule/change session event. Beyond this schema, a "
-            "scheduledAt or acceptedAt must name a real calendar day, and replay rules "
-            "(ids never reused, deletes and dispatches target active ids) apply."
-        ),
-        **schema,
-    }
 
 
 def contracts() -> dict[str, str]:
