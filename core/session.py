@@ -96,7 +96,9 @@ def _is_json(line: bytes) -> bool:
     return True
 
 
-def _decode_event(line: bytes) -> SessionEvent:
+def decode_event_line(line: bytes) -> SessionEvent:
+    """One event line of a session file (without its newline); raises
+    msgspec.DecodeError / ValidationError for a line that is not an event."""
     try:
         return _EVENT.decode(line)
     except msgspec.DecodeError:
@@ -142,7 +144,7 @@ def parse_session_jsonl(data: bytes) -> ParsedSession:
             header = _parse_header(number, line)
             continue
         try:
-            decoded = _decode_event(line)
+            decoded = decode_event_line(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise SessionFileError(number, f"invalid event: {exc}") from None
         if decoded.seq != len(events):

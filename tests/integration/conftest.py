@@ -1,0 +1,167 @@
+"""Fixtures for the store contract: one store factory per backend, and
+``async def`` tests run on a fresh event loop (no plugin needed)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import inspect
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.adapters.stores.memory import MemoryStore
+from tickler.adapters.stores.sqlite import SqliteStore
+from tickler.shell.ports import NewEvent, SessionStore
+
+CHILD = Path(__file__).with_name("store_child.py")
+DURABLE = ("jsonl", "sqlite")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    asyncio.run(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
+    return True
+
+
+def store_path(kind: str, root: Path) -> Path:
+    return root / ("sessions.db" if kind == "sqlite" else "sessions")
+
+
+def make_store(kind: str, root: Path) -> SessionStore:
+    if kind == "jsonl":
+        return JsonlStore(store_path(kind, root))
+    if kind == "sqlite":
+        return SqliteStore(store_path(kind, root))
+    raise ValueError(kind)
+
+
+@dataclass
+class Stores:
+    """Opens stores of one kind over the same storage. ``reopen`` gives a
+    new store instance (memory: the same one, its only storage)."""
+
+    kind: str
+    root: Path
+    _memory: MemoryStore | None = None
+
+    @property
+    def durable(self) -> bool:
+        return self.kind in DURABLE
+
+    @property
+    def path(self) -> Path:
+        return store_path(self.kind, self.root)
+
+    def open(self) -> SessionStore:
+        if self.kind == "memory":
+            if self._memory is None:
+                self._memory = MemoryStore()
+            return self._memory
+        return make_store(self.kind, self.root)
+
+
+@pytest.fixture(params=["memory", *DURABLE])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
+    return Stores(str(request.param), tmp_path / "data")
+
+
+@pytest.fixture(params=DURABLE)
+def durable(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
+    return Stores(str(request.param), tmp_path / "data")
+
+
+def new_events(count: int, *, start: int = 0, kind: str = "note") -> list[NewEvent]:
+    return [
+        NewEvent(kind, f'{{"n":{start + index},"text":"é ✓"}}'.encode(), 1_000 + start + index)
+        for index in range(count)
+    ]
+
+
+def run_child(*args: str) -> str:
+    """Run the helper script in a child process; its stdout."""
+    done = subprocess.run(
+        [sys.executable, str(CHILD), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "PYTHONTZPATH": ""},
+    )
+    return done.stdout
+
+
+def tree(root: Path) -> set[str]:
+    return {str(path.relative_to(root)) for path in root.rglob("*")}
+
+
+class FileSizeLimit:
+    """RLIMIT_FSIZE, a real write failure: past the limit a write is cut
+    short, or fails with EFBIG (SIGXFSZ is ignored meanwhile)."""
+
+    def __init__(self) -> None:
+        self._soft, self._hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+
+    def cap(self, size: int) -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, self._hard))
+
+    def lift(self) -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self._soft, self._hard))
+
+
+@pytest.fixture
+def fsize_limit() -> Iterator[FileSizeLimit]:
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = FileSizeLimit()
+    try:
+        yield limit
+    finally:
+        limit.lift()
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+class FlakyFsync:
+    """A real ``os.fsync`` that raises EIO, on demand, for chosen kinds of
+    file: ``journal`` (.wal), ``session`` (.jsonl), ``dir``, ``other``."""
+
+    KINDS = ("journal", "session", "dir", "other")
+
+    def __init__(self) -> None:
+        self.failing: set[str] = set()
+        self.calls: list[str] = []
+
+    def __call__(self, fd: int) -> None:
+        kind = self.kind(fd)
+        self.calls.append(kind)
+        if kind in self.failing:
+            raise OSError(errno.EIO, f"injected fsync failure ({kind})")
+        os.fsync(fd)
+
+    def fail(self, *kinds: str) -> None:
+        self.failing = set(kinds or self.KINDS)
+
+    def heal(self) -> None:
+        self.failing = set()
+
+    @staticmethod
+    def kind(fd: int) -> str:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            return "dir"
+        target = str(Path(f"/proc/self/fd/{fd}").readlink())
+        if target.endswith(".wal"):
+            return "journal"
+        if target.endswith(".jsonl"):
+            return "session"
+        return "other"

@@ -1,0 +1,378 @@
+"""What only the JSONL store promises: the harness layout, torn-tail and
+journal recovery, and honest flushes when writes or syncs fail."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.adapters.stores.wal import read_records
+from tickler.core import parse_session_jsonl
+from tickler.shell.ports import NewEvent, Snapshot, StoreError
+
+from .conftest import CHILD, FileSizeLimit, FlakyFsync, new_events
+
+HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":5}\n'
+
+
+async def write_session(directory: Path, count: int, **options: object) -> Path:
+    store = JsonlStore(directory, **options)  # type: ignore[arg-type]
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(count))
+    await store.close()
+    return directory / "s1.jsonl"
+
+
+def journals(directory: Path) -> list[Path]:
+    return sorted((directory / ".journal").glob("*.wal"))
+
+
+def die_after(directory: Path, batches: int) -> None:
+    """A child appends and flushes ``batches`` batches of 3, then kill -9s
+    itself: its journal stays behind, dead."""
+    done = subprocess.run(
+        [sys.executable, str(CHILD), "die-after", "jsonl", str(directory), "s1", str(batches)],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr
+
+
+async def test_the_file_is_the_harness_layout(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    await log.append([NewEvent("schedule/change", b'{"v":1, "op" : "x"}', 7)])
+    await log.append([NewEvent("note", b'"\\u00e9\xc3\xa9"', 8), NewEvent("n", b"[]", 9)])
+    await store.close()
+    data = (tmp_path / "s1.jsonl").read_bytes()
+    assert data == HEADER + (
+        b'{"type":"schedule/change","seq":0,"time":7,"data":{"v":1, "op" : "x"}}\n'
+        b'{"type":"note","seq":1,"time":8,"data":"\\u00e9\xc3\xa9"}\n'
+        b'{"type":"n","seq":2,"time":9,"data":[]}\n'
+    )
+    parsed = parse_session_jsonl(data)
+    assert parsed.torn_tail is None
+    assert parsed.header.id == "s1"
+    assert [bytes(item.data) for item in parsed.events] == [
+        b'{"v":1, "op" : "x"}',
+        b'"\\u00e9\xc3\xa9"',
+        b"[]",
+    ]
+
+
+async def test_a_harness_file_opens_and_takes_appends(tmp_path: Path) -> None:
+    original = (
+        b'{"type":"session","version":0,"id":"s1","createdAt":5,"cwd":"/w","seedLength":1,'
+        b'"futureKey":true}\n'
+        b'{"type":"message","seq":0,"time":1,"data":{"role":"user"},"surfaceOp":"x",'
+        b'"sourceEventSeqs":[]}\n'
+        b"\n"
+        b'{"type":"session/end-seed","seq":1,"time":2,"data":null,"ignorable":true}\n'
+    )
+    (tmp_path / "s1.jsonl").write_bytes(original)
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=99)
+    assert log.header.cwd == "/w"
+    assert log.header.owned_from == 1
+    assert log.length == 2
+    assert [(item.type, item.ignorable) for item in log.events()] == [
+        ("message", msgspec.UNSET),
+        ("session/end-seed", True),
+    ]
+    await log.append(new_events(1))
+    await store.close()
+    data = (tmp_path / "s1.jsonl").read_bytes()
+    assert data.startswith(original)  # never rewritten, only appended to
+    assert [item.seq for item in parse_session_jsonl(data).events] == [0, 1, 2]
+
+
+async def test_a_torn_tail_is_dropped_and_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = await write_session(tmp_path, 3)
+    intact = path.read_bytes()
+    path.write_bytes(intact + b'{"type":"note","seq":3,"ti')
+    store = JsonlStore(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="tickler.store"):
+        log = await store.open("s1", created_at=5)
+    assert log.length == 3
+    assert any("torn" in note for note in log.recovered)
+    assert any("torn" in record.getMessage() for record in caplog.records)
+    assert path.read_bytes() == intact
+    assert (await log.append(new_events(1, start=3)))[0].seq == 3
+    await store.close()
+    assert len(parse_session_jsonl(path.read_bytes()).events) == 4
+
+
+async def test_a_whole_final_line_without_its_newline_is_kept(tmp_path: Path) -> None:
+    path = await write_session(tmp_path, 3)
+    path.write_bytes(path.read_bytes()[:-1])
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    assert log.length == 3
+    assert any("newline" in note for note in log.recovered)
+    await log.append(new_events(1, start=3))
+    await store.close()
+    parsed = parse_session_jsonl(path.read_bytes())
+    assert [item.seq for item in parsed.events] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"type":"note","seq":1,"ti\n', "invalid event"),
+        (b'{"type":"n","seq":7,"time":1,"data":1}\n', "seq 7"),
+    ],
+    ids=["not-json", "seq-gap"],
+)
+async def test_a_corrupt_line_raises_naming_it(tmp_path: Path, line: bytes, reason: str) -> None:
+    path = await write_session(tmp_path, 3)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = line
+    damaged = b"".join(lines)
+    path.write_bytes(damaged)
+    store = JsonlStore(tmp_path)
+    with pytest.raises(StoreError, match=rf"s1\.jsonl: line 3: .*{reason}"):
+        await store.open("s1", created_at=5)
+    assert path.read_bytes() == damaged  # never silently repaired
+    await (await store.open("s2", created_at=5)).close()  # the failed open kept no lock
+    await store.close()
+
+
+async def test_a_file_naming_another_session_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "s2.jsonl").write_bytes(HEADER)
+    store = JsonlStore(tmp_path)
+    with pytest.raises(StoreError, match="names session 's1'"):
+        await store.open("s2", created_at=5)
+    await store.close()
+
+
+@pytest.mark.parametrize("cut", ["mid-line", "line-boundary-mid-batch"])
+async def test_a_dead_journal_restores_lost_writes(tmp_path: Path, cut: str) -> None:
+    die_after(tmp_path, 5)
+    path = tmp_path / "s1.jsonl"
+    complete = path.read_bytes()
+    lines = complete.splitlines(keepends=True)
+    assert len(lines) == 16  # header + 5 batches of 3
+    # As if the page cache never reached the disk: drop the tail of the file,
+    # cutting a line in two, or keeping seq 12 of the batch 12-14 only.
+    if cut == "mid-line":
+        path.write_bytes(b"".join(lines[:12]) + lines[12][:20])
+    else:
+        path.write_bytes(b"".join(lines[:14]))
+    assert journals(tmp_path)
+    store = JsonlStore(tmp_path)
+    assert any("replayed events" in note for note in store.recovered)
+    assert (cut == "mid-line") == any("torn" in note for note in store.recovered)
+    assert path.read_bytes() == complete
+    assert journals(tmp_path) == [journals(tmp_path)[0]]  # only our own, live journal
+    log = await store.open("s1", created_at=5)
+    assert log.length == 15
+    await store.close()
+
+
+async def test_a_journal_that_cannot_be_replayed_raises(tmp_path: Path) -> None:
+    await write_session(tmp_path, 3)
+    die_after(tmp_path, 3)  # its journal holds seq 3-11 only
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:2]))
+    store = JsonlStore(tmp_path)  # the other sessions stay usable
+    with pytest.raises(StoreError, match="journal holds seq 3 but the file ends at seq 1"):
+        await store.open("s1", created_at=5)
+    assert len(journals(tmp_path)) == 2  # the dead one is kept for a later try
+    await (await store.open("s2", created_at=5)).close()
+    await store.close()
+
+
+async def test_a_failed_journal_sync_is_never_reported_durable(tmp_path: Path) -> None:
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(2))
+    flaky.fail("journal")
+    with pytest.raises(StoreError, match="injected"):
+        await log.flush()
+    with pytest.raises(StoreError, match="injected"):
+        await log.flush()  # still not durable: no free pass on a retry
+    # The records were rewritten to a fresh journal, never trusted again.
+    fresh = journals(tmp_path)[-1]
+    assert [record.first_seq for record in read_records(fresh.read_bytes())] == [0]
+    flaky.heal()
+    await log.flush()
+    assert flaky.calls[-1] == "journal"
+    await log.append(new_events(1, start=2))
+    await log.flush()
+    await store.close()
+    assert journals(tmp_path) == []
+    assert len(parse_session_jsonl((tmp_path / "s1.jsonl").read_bytes()).events) == 3
+
+
+async def test_a_failed_checkpoint_fails_the_flush_and_keeps_the_journal(tmp_path: Path) -> None:
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky, journal_limit=1)  # every append retires one
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(1))
+    await log.flush()
+    await log.append(new_events(1, start=1))
+    flaky.fail("session")
+    with pytest.raises(StoreError, match="checkpoint"):
+        await log.flush()
+    flaky.heal()
+    await log.flush()
+    kept = journals(tmp_path)
+    assert len(kept) == 2  # the one whose checkpoint failed stays, and the current one
+    await store.close()
+    assert journals(tmp_path) == kept[:1]  # left for the next opener to replay
+    again = JsonlStore(tmp_path)
+    assert kept[0] not in journals(tmp_path)  # replayed (nothing missing) and removed
+    log = await again.open("s1", created_at=5)
+    assert log.length == 2
+    await again.close()
+
+
+async def test_a_reopened_file_is_synced_before_a_flush_counts(tmp_path: Path) -> None:
+    await write_session(tmp_path, 2)
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky)
+    log = await store.open("s1", created_at=5)
+    assert "session" not in flaky.calls  # opening costs no fsync
+    await log.append(new_events(1, start=2))
+    flaky.fail("session")
+    with pytest.raises(StoreError, match="cannot sync a session file"):
+        await log.flush()
+    flaky.heal()
+    await log.flush()
+    assert flaky.calls.count("session") == 2  # the failed try, then the retry
+    await store.close()
+
+
+async def test_a_failed_open_keeps_nothing_locked(tmp_path: Path) -> None:
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky)
+    flaky.fail()
+    with pytest.raises(StoreError, match="injected"):
+        await store.open("s1", created_at=5)
+    flaky.heal()
+    log = await store.open("s1", created_at=5)
+    assert log.length == 0
+    await store.close()
+
+
+async def test_a_failed_close_leaves_the_journal_for_the_next_opener(tmp_path: Path) -> None:
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(4))
+    await log.flush()
+    flaky.fail()
+    with pytest.raises(StoreError, match="injected"):
+        await store.close()
+    assert journals(tmp_path)
+    again = JsonlStore(tmp_path)
+    assert journals(tmp_path) == [journals(tmp_path)[0]]
+    log = await again.open("s1", created_at=5)
+    assert log.length == 4
+    await again.close()
+
+
+async def test_a_failed_snapshot_keeps_the_previous_one(tmp_path: Path) -> None:
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(4))
+    await log.save_snapshot(Snapshot(2, b"two"))
+    flaky.fail("other", "dir")
+    with pytest.raises(StoreError, match="injected"):
+        await log.save_snapshot(Snapshot(4, b"four"))
+    assert log.load_snapshot() == Snapshot(2, b"two")
+    flaky.heal()
+    await store.close()
+
+
+async def test_a_snapshot_beyond_a_shortened_log_is_ignored(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(4))
+    await log.save_snapshot(Snapshot(4, b"four"))
+    await store.close()
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
+    again = JsonlStore(tmp_path)
+    log = await again.open("s1", created_at=5)
+    assert log.length == 2
+    assert log.load_snapshot() is None
+    await again.close()
+
+
+async def test_a_short_session_write_is_rolled_back(
+    tmp_path: Path, fsize_limit: FileSizeLimit
+) -> None:
+    store = JsonlStore(tmp_path, journal_limit=4096)
+    log = await store.open("s1", created_at=5)
+    await log.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
+    await log.flush()
+    path = tmp_path / "s1.jsonl"
+    size = path.stat().st_size
+    fsize_limit.cap(size + 100)  # the journal (small) still fits; the session file does not
+    with pytest.raises(StoreError, match="cannot append"):
+        await log.append(new_events(3, start=1))
+    fsize_limit.lift()
+    assert log.length == 1
+    assert path.stat().st_size == size
+    assert (await log.append(new_events(3, start=1)))[0].seq == 1
+    await log.flush()
+    await store.close()
+    events = parse_session_jsonl(path.read_bytes()).events
+    assert [item.seq for item in events] == [0, 1, 2, 3]
+
+
+async def test_a_failed_journal_write_fails_the_flush_and_keeps_the_batches(
+    tmp_path: Path, fsize_limit: FileSizeLimit
+) -> None:
+    store = JsonlStore(tmp_path)
+    big = await store.open("big", created_at=5)
+    await big.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
+    await big.flush()
+    small = await store.open("s1", created_at=5)
+    journal = journals(tmp_path)[0]
+    await small.append(new_events(3))  # small batches reach the journal at the flush
+    fsize_limit.cap(journal.stat().st_size + 50)
+    with pytest.raises(StoreError, match="cannot write the journal"):
+        await small.flush()
+    fsize_limit.lift()
+    assert small.length == 3
+    await small.flush()
+    records = list(read_records(journal.read_bytes()))  # no torn record left in between
+    assert [(record.session_id, record.first_seq) for record in records] == [("big", 0), ("s1", 0)]
+    await store.close()
+
+
+async def test_a_batch_kill_9_could_cut_is_journaled_first(
+    tmp_path: Path, fsize_limit: FileSizeLimit
+) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    path = tmp_path / "s1.jsonl"
+    # One event that ends the file 30 bytes before a page boundary.
+    overhead = len(b'{"type":"pad","seq":0,"time":1,"data":""}\n')
+    pad = 4096 - 30 - path.stat().st_size - overhead
+    await log.append([NewEvent("pad", b'"' + b"x" * pad + b'"', 1)])
+    await log.flush()
+    assert path.stat().st_size == 4096 - 30
+    journal = journals(tmp_path)[0]
+    fsize_limit.cap(journal.stat().st_size + 10)
+    with pytest.raises(StoreError, match="cannot write the journal"):
+        await log.append(new_events(3, start=1))  # would cross the page boundary
+    fsize_limit.lift()
+    assert log.length == 1
+    assert path.stat().st_size == 4096 - 30  # the session file was never touched
+    await log.append(new_events(3, start=1))
+    await log.flush()
+    await store.close()
+    assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
