@@ -3,6 +3,7 @@ the log after it; and writing the snapshot back."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -41,22 +42,53 @@ class Loaded:
 
 class _Image(msgspec.Struct, frozen=True):
     version: int
+    next_wake: int | None
     state: msgspec.Raw
     outbox: list[msgspec.Raw]
 
 
 _IMAGE: Final = msgspec.json.Decoder(_Image)
+# The next wake leads the image, so the runtime can arm its timer from the
+# first bytes before it decodes the rest.
+_HINT: Final = re.compile(rb'\{"version":1,"next_wake":(null|-?[0-9]{1,16}),')
 
 
 def snapshot_of(loaded: Loaded, through: int) -> Snapshot:
+    state = loaded.state
+    firsts = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
+    next_wake = b"null" if loaded.outbox or not firsts else str(min(firsts)).encode()
     outbox = b",".join(encode_followup(m) for m in loaded.outbox.values())
-    data = b'{"version":1,"state":' + encode_state(loaded.state) + b',"outbox":[' + outbox + b"]}"
+    data = (
+        b'{"version":1,"next_wake":'
+        + next_wake
+        + b',"state":'
+        + encode_state(state)
+        + b',"outbox":['
+        + outbox
+        + b"]}"
+    )
     return Snapshot(through, data)
 
 
-def _from_snapshot(log: SessionLog) -> tuple[Loaded, int] | None:
-    snapshot = log.load_snapshot()
+def usable(log: SessionLog, snapshot: Snapshot | None) -> Snapshot | None:
+    """The snapshot if it lies within the log's owned part (never beyond)."""
     if snapshot is None or not log.header.owned_from <= snapshot.through <= log.length:
+        return None
+    return snapshot
+
+
+def wake_hint(snapshot: Snapshot) -> int | None:
+    """The next wake a snapshot recorded, read from its first bytes (None
+    when unknown, or when a follow-up was pending: then look at once)."""
+    match = _HINT.match(snapshot.data, 0, 64)
+    if match is None or match.group(1) == b"null":
+        return None
+    return int(match.group(1))
+
+
+def _from_snapshot(log: SessionLog, snapshot: Snapshot | None) -> tuple[Loaded, int] | None:
+    snapshot = usable(log, snapshot)
+    if snapshot is None:
         return None
     try:
         image = _IMAGE.decode(snapshot.data)
@@ -82,10 +114,12 @@ def _track(loaded: Loaded, event: SessionEvent) -> None:
         raise CorruptScheduleLog(f"malformed {event.type} record: {exc}", event.seq) from None
 
 
-def load_session(log: SessionLog) -> Loaded:
-    """Raises :class:`CorruptScheduleLog` (``index`` = the event's seq)."""
+def load_session(log: SessionLog, snapshot: Snapshot | None = None) -> Loaded:
+    """The session's state and outbox: from ``snapshot`` (when usable) plus
+    the events after it, else from the whole owned log. Raises
+    :class:`CorruptScheduleLog` (``index`` = the event's seq)."""
     owned_from = log.header.owned_from
-    resumed = _from_snapshot(log)
+    resumed = _from_snapshot(log, snapshot)
     if resumed is not None:
         loaded, start = resumed
         for event in log.events(start):

@@ -41,7 +41,7 @@ from tickler.core import (
 from tickler.core.errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
 from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import AgentHost, FollowUp
-from tickler.shell.loading import Loaded, load_session, snapshot_of
+from tickler.shell.loading import Loaded, load_session, snapshot_of, usable, wake_hint
 from tickler.shell.ports import NewEvent, SessionLog
 from tickler.shell.records import (
     DELIVERED,
@@ -121,8 +121,14 @@ class ScheduleRuntime:
         if self._timers is None:
             self._timers = shared_timers(self._clock)
         async with self._lock:
+            snapshot = usable(self._log, self._log.load_snapshot())
+            hint = None if snapshot is None else wake_hint(snapshot)
+            if hint is not None:
+                # Armed from the snapshot's first bytes; the state loads next,
+                # off the event loop, so other sessions keep running meanwhile.
+                self._arm(hint)
             try:
-                self._loaded = load_session(self._log)
+                self._loaded = await asyncio.to_thread(load_session, self._log, snapshot)
             except CorruptScheduleLog as exc:
                 self._loaded = Loaded(EMPTY_STATE)
                 self._set_fault(exc)
