@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Final
 
 from returns.pipeline import is_successful
@@ -143,7 +144,7 @@ class ScheduleRuntime:
         if self._stopping:
             logger.warning("schedule: %s called on a disposed runtime", name)
             return _ABORTED
-        return await self._transact(lambda aborted: self._tool(parsed.unwrap(), aborted))
+        return await self._tool(parsed.unwrap())
 
     def request_drive(self) -> None:
         """Look for due work now (coalesced; runs in the session's FIFO)."""
@@ -168,25 +169,13 @@ class ScheduleRuntime:
 
     # -- tool calls ---------------------------------------------------------
 
-    async def _transact(
-        self, body: Callable[[Callable[[], bool]], Coroutine[Any, Any, str]]
-    ) -> str:
-        """Run ``body`` in the FIFO. A caller that goes away before the
-        change is appended cancels it; after that, it completes regardless."""
-        cancelled = False
-        task = asyncio.get_running_loop().create_task(body(lambda: cancelled))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            cancelled = True
-            raise
-
-    async def _tool(self, command: ToolCommand, aborted: Callable[[], bool]) -> str:
+    async def _tool(self, command: ToolCommand) -> str:
+        """One tool transaction in the session's FIFO. A caller cancelled
+        before the append leaves nothing behind; the append itself cannot be
+        cut (see ``_append``), so state and log always agree."""
         operation: Operation = _OPERATIONS.get(type(command), "create")
         known_id = command.id if isinstance(command, DeleteSchedule) else None
         async with self._lock:
-            if aborted():
-                return _ABORTED
             loaded = self._current()
             if not await self._flushed():
                 return render(Failure(persistence_uncertain(operation, known_id)))
@@ -196,13 +185,16 @@ class ScheduleRuntime:
             changes, result = decide(loaded.state, command, now)
             if not changes:
                 return render(result)
-            if aborted():
-                return _ABORTED
             created_id = _created_id(result.value_or(None))
             if not await self._commit(changes, now):
                 return render(Failure(INTERNAL_ERROR))
             self._rearm(now)  # the change is live: it fires even if the barrier fails
-            if not await self._flushed():
+            try:
+                confirmed = await self._flushed()
+            except asyncio.CancelledError:
+                self.request_drive()  # the caller left; its preflight is the barrier
+                raise
+            if not confirmed:
                 self._retry_later()  # the retained change is flushed by the retry
                 return render(Failure(persistence_uncertain(operation, created_id or known_id)))
             return render(result)
@@ -216,7 +208,7 @@ class ScheduleRuntime:
         state = fold_changes(changes, loaded.state)
         batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
         try:
-            await self._log.append([*batch, *extra])
+            await _append(self._log, [*batch, *extra])
         except Exception:
             logger.warning("schedule: append failed", exc_info=True)
             return False
@@ -415,6 +407,44 @@ class ScheduleRuntime:
             pass
         if self._drive_task is not None:
             await asyncio.gather(self._drive_task, return_exceptions=True)
+
+
+async def _append(log: SessionLog, batch: list[NewEvent]) -> None:
+    """``log.append(batch)``, never cut by the caller's cancellation: a
+    cancelled append could leave the log and the in-memory state apart.
+
+    Stores usually append without suspending; the coroutine is then run to
+    its end right here, with no task. One that suspends is finished by a
+    task of its own, shielded from our caller."""
+    coro = log.append(batch)
+    try:
+        waiting = coro.send(None)
+    except StopIteration:
+        return
+    await asyncio.shield(asyncio.ensure_future(_finish(coro, waiting)))
+
+
+async def _finish(coro: Coroutine[Any, Any, object], waiting: object) -> None:
+    await _resume(coro, waiting)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, object], waiting: object) -> Generator[Any, Any, None]:
+    """Continue a coroutine that was started by hand: hand each future it
+    waits on to the running task, and send back what the task sends in."""
+    while True:
+        try:
+            value = yield waiting
+        except BaseException as exc:  # noqa: BLE001 - forwarded into the coroutine
+            try:
+                waiting = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waiting = coro.send(value)
+            except StopIteration:
+                return
 
 
 def _created_id(outcome: object) -> str | None:
