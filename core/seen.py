@@ -50,6 +50,8 @@ class SeenIds:
     def __contains__(self, schedule_id: object) -> bool:
         if not isinstance(schedule_id, str):
             return False
+        if not self._others and schedule_id == f"{PREFIX}{self._contiguous + 1}":
+            return False  # the usual question: is the next allocated id free?
         return _in_run(schedule_id, self._contiguous) or schedule_id in self._others
 
     def __len__(self) -> int:
@@ -83,6 +85,8 @@ class SeenIds:
 
     def allocate(self) -> str:
         """The reference's rule: ``schedule-N`` from N = |seen| + 1 upwards."""
+        if not self._others:  # only schedule-1..N seen: the next one is free
+            return f"{PREFIX}{self._contiguous + 1}"
         n = len(self) + 1
         while f"{PREFIX}{n}" in self:
             n += 1

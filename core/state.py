@@ -8,17 +8,18 @@ state incrementally at a cost that does not grow with the log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, NamedTuple, Protocol
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from tickler.core.codec import decode_change
 from tickler.core.errors import CorruptScheduleLog
 from tickler.core.fixedrate import lattice
-from tickler.core.instant import format_instant, parse_instant
+from tickler.core.instant import MAX_INSTANT_MS, format_instant, parse_instant
 from tickler.core.jsnum import safe_integer
 from tickler.core.jstext import js_string
 from tickler.core.layered import LayeredMap
@@ -33,7 +34,7 @@ from tickler.core.model import (
 from tickler.core.seen import SeenBuilder, SeenIds
 from tickler.core.session import SessionEvent
 from tickler.core.sortedkeys import DueKey, SortedKeys
-from tickler.core.wire import fast_decode_many
+from tickler.core.wire import decode_many, first_check, instant_ms
 
 SCHEDULE_CHANGE: Final = "schedule/change"
 
@@ -277,18 +278,17 @@ def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
     reference's reason and the offending event's index.
     """
     seed = _seed_length(seed_length)
-    book = _FoldBook()
-    count = 0
-    chunk: list[tuple[int, msgspec.Raw]] = []
-    for count, event in enumerate(events, start=1):
-        if count > seed and event.type == SCHEDULE_CHANGE:
-            chunk.append((count - 1, event.data))
-            if len(chunk) == _CHUNK:
-                _apply_chunk(book, chunk)
-                chunk = []
-    _apply_chunk(book, chunk)
-    if count < seed:
+    log = events if isinstance(events, Sequence) else list(events)
+    if len(log) < seed:
         raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
+    owned = [
+        (index, event.data)
+        for index, event in enumerate(log)
+        if event.type == SCHEDULE_CHANGE and index >= seed
+    ]
+    book = _FoldBook()
+    for start in range(0, len(owned), _CHUNK):
+        _apply_chunk(book, owned[start : start + _CHUNK])
     return book.freeze()
 
 
@@ -296,20 +296,86 @@ _CHUNK: Final = 4096
 
 
 def _apply_chunk(book: _FoldBook, chunk: list[tuple[int, msgspec.Raw]]) -> None:
-    """Decode a chunk in one call when it is all well-formed; any payload the
-    fast path cannot vouch for is decoded exactly, for its exact reason."""
+    """Decode a chunk in one call and replay it on the fast path; an event
+    the fast path cannot vouch for goes through the exact decoder and the
+    general rules (:func:`_apply`), for its exact outcome or reason. The
+    property tests hold both paths to the same result."""
     if not chunk:
         return
-    decoded = fast_decode_many([data for _, data in chunk])
-    for position, (index, data) in enumerate(chunk):
-        try:
-            fast = decoded[position] if decoded is not None else None
-            if fast is not None:
-                _apply(book, fast[0], fast[1])
-            else:
-                _apply(book, decode_change(data))
-        except CorruptScheduleLog as exc:
-            raise exc.at(index) from None
+    decoded = decode_many([data for _, data in chunk])
+    if decoded is None:
+        for index, data in chunk:
+            _apply_exactly(book, index, data)
+        return
+    accepted = _Accepted()
+    for (index, data), change in zip(chunk, decoded, strict=True):
+        if isinstance(change, DispatchChange):
+            done = _fast_dispatch(book.entries, change, accepted)
+        elif isinstance(change, CreateChange):
+            done = _fast_create(book, change.schedule)
+        else:
+            done = book.entries.pop(change.id, None) is not None
+        if not done:
+            _apply_exactly(book, index, data)
+
+
+class _Accepted:
+    """The last acceptedAt read: a fixed-rate batch's dispatches share one."""
+
+    __slots__ = ("ms", "text")
+
+    def __init__(self) -> None:
+        self.text, self.ms = "", 0
+
+    def read(self, text: str) -> int | None:
+        if text != self.text:
+            ms = instant_ms(text)
+            if ms is None:
+                return None
+            self.text, self.ms = text, ms
+        return self.ms
+
+
+def _fast_dispatch(entries: dict[str, Entry], change: DispatchChange, cache: _Accepted) -> bool:
+    active = entries.get(change.id)  # an active id was checked at its create
+    if active is None:
+        return False
+    record, accepted = active.record, change.accepted_at
+    if not isinstance(record, EverySchedule):
+        if accepted is not UNSET:
+            return False
+        del entries[change.id]
+        return True
+    accepted_ms = None if isinstance(accepted, UnsetType) else cache.read(accepted)
+    if accepted_ms is None or accepted_ms < active.target:
+        return False
+    interval = record.every_seconds * 1000
+    following = active.target + ((accepted_ms - active.target) // interval + 1) * interval
+    if following > MAX_INSTANT_MS:
+        del entries[change.id]
+    else:
+        moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
+        entries[change.id] = Entry(active.order, moved, following)
+    return True
+
+
+def _fast_create(book: _FoldBook, record: ScheduleRecord) -> bool:
+    if record.id != book.seen_ids.next_id or not first_check(record):
+        return False
+    target = instant_ms(record.scheduled_at)
+    if target is None:
+        return False
+    book.entries[record.id] = Entry(book.created, record, target)
+    book.seen_ids.add(record.id)
+    book.created += 1
+    return True
+
+
+def _apply_exactly(book: _FoldBook, index: int, data: msgspec.Raw) -> None:
+    try:
+        _apply(book, decode_change(data))
+    except CorruptScheduleLog as exc:
+        raise exc.at(index) from None
 
 
 def fold_changes(changes: Iterable[ScheduleChange], state: State = EMPTY_STATE) -> State:

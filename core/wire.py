@@ -58,6 +58,11 @@ def instant_ms(text: str) -> int | None:
         return None
 
 
+def first_check(record: ScheduleRecord) -> bool:
+    """The v1 rules of a record but its id and target (checked by callers)."""
+    return _trimmed(record.prompt) and _seconds_ok(record)
+
+
 def _seconds_ok(record: ScheduleRecord) -> bool:
     match record:
         case AfterSchedule(after_seconds=seconds):
@@ -98,13 +103,12 @@ def fast_decode(raw: bytes | str | msgspec.Raw) -> ScheduleChange | None:
     return None if checked(change) is None else change
 
 
-def fast_decode_many(raws: list[msgspec.Raw]) -> list[Checked | None] | None:
-    """Many payloads in one decoder call (the per-call cost dominates small
-    payloads). None when any payload fails to decode; the caller then decodes
-    them one by one, for the exact reason."""
+def decode_many(raws: list[msgspec.Raw]) -> list[ScheduleChange] | None:
+    """Many payloads decoded to their types in one call (the per-call cost
+    dominates small payloads), without the v1 string rules: the caller
+    checks what it uses. None when any payload does not fit the types."""
     joined = b"[" + b",".join(raws) + b"]"
     try:
-        changes = _MANY.decode(joined)
+        return _MANY.decode(joined)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return [checked(change) for change in changes]
