@@ -29,7 +29,7 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy core shell adapters tests bench specs
+	$(BIN)/mypy core shell adapters tests bench specs examples
 
 # Regenerate the checked-in contracts under specs/ from the code.
 specs: install

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import msgspec
+
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core.session import event
-from tickler.shell.ports import NewEvent, SessionLocked, Snapshot, validate_session_id
+from tickler.shell.ports import (
+    NewEvent,
+    SessionLocked,
+    Snapshot,
+    StoreError,
+    validate_session_id,
+)
 
 
 class MemoryLog:
@@ -34,6 +42,10 @@ class MemoryLog:
         return iter(self._events[start:])
 
     async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+        if self.closed:
+            raise StoreError(f"session {self._header.id!r} is closed")
+        for item in batch:
+            _check(item)
         first = len(self._events)
         added = tuple(
             event(item.type, first + offset, item.time, item.data)
@@ -49,12 +61,25 @@ class MemoryLog:
         return self._snapshot
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
+        if not 0 <= snapshot.through <= len(self._events):
+            raise StoreError(f"a snapshot through {snapshot.through} is beyond the log")
         self._snapshot = snapshot
 
     async def close(self) -> None:
         if not self.closed and self._store is not None:
             self._store.release(self._header.id)
         self.closed = True
+
+
+def _check(item: NewEvent) -> None:
+    """What a durable store would refuse: an event that would not read back
+    as one JSONL line."""
+    if item.time < 0 or b"\n" in item.data:
+        raise ValueError(f"event {item.type!r} would not read back as one line")
+    try:
+        msgspec.json.decode(item.data)
+    except msgspec.DecodeError:
+        raise ValueError(f"event {item.type!r} would not read back: data is not JSON") from None
 
 
 class MemoryStore:

@@ -199,11 +199,11 @@ async def test_flush_with_nothing_appended_returns(stores: Stores) -> None:
     await store.close()
 
 
-# -- what only the durable stores promise --------------------------------
+# -- what every store refuses ---------------------------------------------
 
 
-async def test_a_snapshot_beyond_the_log_is_refused(durable: Stores) -> None:
-    store = durable.open()
+async def test_a_snapshot_beyond_the_log_is_refused(stores: Stores) -> None:
+    store = stores.open()
     log = await store.open("s1", created_at=5)
     await log.append(new_events(2))
     with pytest.raises(StoreError, match="beyond"):
@@ -212,8 +212,8 @@ async def test_a_snapshot_beyond_the_log_is_refused(durable: Stores) -> None:
     await store.close()
 
 
-async def test_appending_to_a_closed_log_raises(durable: Stores) -> None:
-    store = durable.open()
+async def test_appending_to_a_closed_log_raises(stores: Stores) -> None:
+    store = stores.open()
     log = await store.open("s1", created_at=5)
     await log.close()
     with pytest.raises(StoreError, match="closed"):
@@ -224,8 +224,8 @@ async def test_appending_to_a_closed_log_raises(durable: Stores) -> None:
 @pytest.mark.parametrize(
     "data", [b"{bad", b'{"a":\n1}', b"", b"1 2"], ids=["not-json", "newline", "empty", "two"]
 )
-async def test_events_that_would_not_read_back_are_refused(durable: Stores, data: bytes) -> None:
-    store = durable.open()
+async def test_events_that_would_not_read_back_are_refused(stores: Stores, data: bytes) -> None:
+    store = stores.open()
     log = await store.open("s1", created_at=5)
     await log.append(new_events(1))
     with pytest.raises(ValueError, match=r"read back|one line"):
@@ -233,14 +233,14 @@ async def test_events_that_would_not_read_back_are_refused(durable: Stores, data
     assert log.length == 1  # nothing of the batch was appended
     await log.flush()
     await store.close()
-    again = durable.open()
+    again = stores.open()
     log = await again.open("s1", created_at=5)
     assert summary(log) == expected(new_events(1))
     await again.close()
 
 
-async def test_a_negative_time_is_refused(durable: Stores) -> None:
-    store = durable.open()
+async def test_a_negative_time_is_refused(stores: Stores) -> None:
+    store = stores.open()
     log = await store.open("s1", created_at=5)
     with pytest.raises(ValueError, match="read back"):
         await log.append([NewEvent("note", b"{}", -1)])
