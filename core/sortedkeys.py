@@ -12,6 +12,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
+from pyrsistent import PVector, pvector
+
 # (target epoch ms, creation order, id): ordered by target, then creation,
 # exactly as the due decision needs.
 DueKey: TypeAlias = tuple[int, int, str]
@@ -26,8 +28,10 @@ class SortedKeys:
     __slots__ = ("_chunks", "_len", "_maxes")
 
     def __init__(self, chunks: tuple[tuple[K, ...], ...] = (), length: int = 0) -> None:
-        self._chunks = chunks
-        self._maxes: tuple[K, ...] = tuple(chunk[-1] for chunk in chunks)
+        # Persistent vectors (C): replacing one chunk costs O(log n), not a
+        # copy of every chunk boundary, so huge pools stay cheap to change.
+        self._chunks: PVector[tuple[K, ...]] = pvector(chunks)
+        self._maxes: PVector[K] = pvector(chunk[-1] for chunk in chunks)
         self._len = length
 
     @classmethod
@@ -59,8 +63,13 @@ class SortedKeys:
 
     def _replace(self, at: int, new: tuple[tuple[K, ...], ...], delta: int) -> SortedKeys:
         out = SortedKeys.__new__(SortedKeys)
-        out._chunks = self._chunks[:at] + new + self._chunks[at + 1 :]
-        out._maxes = self._maxes[:at] + tuple(c[-1] for c in new) + self._maxes[at + 1 :]
+        if len(new) == 1:  # the usual case: one chunk changed in place
+            out._chunks = self._chunks.set(at, new[0])
+            out._maxes = self._maxes.set(at, new[0][-1])
+        else:  # a split or an emptied chunk: rebuild the (short) spine
+            chunks = [*self._chunks[:at], *new, *self._chunks[at + 1 :]]
+            out._chunks = pvector(chunks)
+            out._maxes = pvector(chunk[-1] for chunk in chunks)
         out._len = self._len + delta
         return out
 
