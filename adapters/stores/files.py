@@ -7,6 +7,7 @@ fail on demand; nothing here mocks the file system.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
@@ -27,7 +28,7 @@ def write_all(fd: int, data: bytes) -> None:
 def sync_dir(path: Path, fsync: Fsync) -> None:
     """Make the directory's entries (a created, renamed or removed file)
     durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         fsync(fd)
     finally:
@@ -35,7 +36,7 @@ def sync_dir(path: Path, fsync: Fsync) -> None:
 
 
 def sync_path(path: Path, fsync: Fsync) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         fsync(fd)
     finally:
@@ -54,11 +55,12 @@ def make_dir(path: Path, fsync: Fsync) -> None:
     sync_dir(path.parent, fsync)
 
 
-def replace_atomically(path: Path, data: bytes, fsync: Fsync) -> None:
+def replace_atomically(path: Path, data: bytes, fsync: Fsync, dir_fd: int | None = None) -> None:
     """Write ``data`` to ``path`` so that a crash leaves the old file or the
-    new one, never a mix: temporary file, fsync, rename, directory fsync."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    new one, never a mix: temporary file, fsync, rename, directory fsync
+    (through ``dir_fd`` when given, the directory's open descriptor)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         write_all(fd, data)
         fsync(fd)
@@ -68,7 +70,16 @@ def replace_atomically(path: Path, data: bytes, fsync: Fsync) -> None:
         raise
     os.close(fd)
     tmp.replace(path)
-    sync_dir(path.parent, fsync)
+    if dir_fd is None:
+        sync_dir(path.parent, fsync)
+    else:
+        fsync(dir_fd)
+
+
+def open_dir(path: Path) -> int:
+    """A descriptor for syncing the directory's entries without opening it
+    each time (an open can fail for want of descriptors; this one is held)."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
 def store_error(what: str, exc: BaseException) -> StoreError:

@@ -3,36 +3,52 @@
 ``append`` writes each batch to its session file (page cache: kill -9 loses
 nothing) and logs a copy here. A commit round writes the logged copies to
 the journal in ONE write and makes them durable with ONE sync, however many
-sessions and batches they come from. When the journal passes ``limit`` bytes
-it is retired: the round fsyncs the session files it covers (concurrently)
-and deletes it.
+sessions and batches they come from. Rounds are run by
+:class:`~tickler.adapters.stores.committer.Rounds`: a flush that finds no
+round running starts one at once, and the sync runs on one thread.
 
 A batch that kill -9 could cut in two — several lines crossing a page
 boundary of its session file, which the kernel copies a page at a time — is
 written here *before* its session file, so recovery can complete it; any
 other batch lands whole or not at all.
 
-Journal files are ``.journal/<owner>-<n>.wal``, each flock'ed while its
-process lives; a file whose lock can be taken belongs to a dead process and
-is replayed by :mod:`tickler.adapters.stores.recovery`.
+Journal files are ``.journal/<owner>-<n>.wal`` (*generations*), each
+flock'ed while its process lives; a file whose lock can be taken belongs to
+a dead process and is replayed by :mod:`tickler.adapters.stores.recovery`.
+A generation's file is created when first needed; if that fails (no
+descriptor left, no space), the round or append that needed it fails and
+the next one tries again — no failure leaves the journal unusable.
+
+**Checkpoints run in the background, never inside a round.** When a
+generation passes ``limit`` bytes, the round that synced it retires it and
+the next records go to a new one; a background task then fsyncs the session
+files the retired generation covers (a few at a time, on a small pool) and
+deletes it. A round never waits for a checkpoint. A session file whose sync
+fails keeps its generation on disk (locked until this process exits, then
+replayed) and is logged; :meth:`Journal.checkpoint` reports it.
+
+**Descriptors.** The journal holds no descriptor of its own for a session:
+it borrows the log's (a :class:`SessionFile`) while a thread syncs it, and
+the log's ``close`` waits for such borrows, then syncs its file itself if
+the journal still counts on it (a generation not yet checkpointed holds its
+records), so no generation ever needs a closed file. Per open session that
+is exactly one descriptor, at rest or not.
 
 Records are numbered; ``synced`` is the highest number a successful round
 covered, so a flush with nothing new returns at once.
 
 After a failed sync Linux may drop the unwritten pages and report success on
-the next try, so a retry never trusts the same file: the records not yet
-known durable are rewritten to a fresh journal, and a journal whose session
-files failed to sync is kept on disk (replayed after we exit) instead of
-deleted.
-
-Everything but the syncs runs on the event loop; the syncs run on one worker
-thread (and a pool for a checkpoint's many session files).
+the next try, so a retry never trusts the same file: a generation whose
+sync failed is retired, the records not yet known durable are written again
+to the next one, and a generation whose session files failed to sync is
+kept on disk instead of deleted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import secrets
 from concurrent.futures import ThreadPoolExecutor
@@ -40,33 +56,106 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from tickler.adapters.stores.files import Fsync, make_dir, store_error, sync_dir, write_all
+from tickler.adapters.stores.committer import Done, Rounds, SyncThread
+from tickler.adapters.stores.files import Fsync, store_error, write_all
 from tickler.adapters.stores.wal import MAGIC, encode_record
 from tickler.shell.ports import StoreError
 
+LOG = logging.getLogger("tickler.store")
 DEFAULT_LIMIT: Final = 8 << 20
 _QUEUE_LIMIT: Final = 1 << 20  # logged bytes written out even without a flush
+_CHECKPOINT_THREADS: Final = 4  # session files synced at once by a checkpoint
+_CHECKPOINT_CHUNK: Final = 16  # session files per checkpoint job
+_BASE_THREADS: Final = 8  # session files synced at once by a round (first appends)
+
+
+class SessionFile:
+    """A session file's descriptor (which also holds its writer lock),
+    owned by its log and borrowed by the journal while a thread syncs it."""
+
+    __slots__ = ("_close_pending", "_users", "_waiters", "failed", "fd", "released", "session_id")
+
+    def __init__(self, session_id: str, fd: int) -> None:
+        self.session_id = session_id
+        self.fd = fd
+        self.released = False  # its log is closing: the journal borrows it no more
+        self.failed = False  # the sync at its close failed: its records may be on no disk
+        self._users = 0
+        self._waiters: list[asyncio.Future[None]] = []
+        self._close_pending = False
+
+    def use(self) -> None:
+        self._users += 1
+
+    def unuse(self) -> None:
+        self._users -= 1
+        if self._users:
+            return
+        if self._close_pending:
+            self._close_pending = False
+            _close_quietly(self.fd)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def idle(self) -> None:
+        """Wait until no thread uses the descriptor."""
+        while self._users:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+
+    def close(self) -> None:
+        """Close the descriptor (releasing the lock) now, or as soon as the
+        last borrower is done (only after a cancelled ``close``)."""
+        self.released = True
+        if self._users:
+            self._close_pending = True
+        else:
+            _close_quietly(self.fd)
+
+
+Record = tuple[bytes, SessionFile]
 
 
 @dataclass(eq=False)
 class _Generation:
-    number: int
-    path: Path
-    fd: int  # write end, flock'ed
-    size: int
-    dirty: dict[str, int] = field(default_factory=dict)  # session id -> dup of its file's fd
-    unsynced: list[bytes] = field(default_factory=list)  # written since the last good sync
+    number: int = 0
+    path: Path = field(default_factory=Path)
+    fd: int = -1  # -1 until its file is created (when first needed)
+    size: int = 0
+    dirty: dict[SessionFile, None] = field(default_factory=dict)  # files it holds records of
+    unsynced: list[Record] = field(default_factory=list)  # written since the last good sync
     needs_dir_sync: bool = True  # its directory entry is not durable yet
-    checkpointed: bool = False
-    checkpoint_failed: bool = False
+    sync_session_dir: bool = False  # its checkpoint also syncs the sessions' directory
+    keep: bool = False  # a session file it covers failed to sync: never deleted by us
 
 
-class _JournalSyncFailed(Exception):
+@dataclass(eq=False)
+class _Round:
+    gen: _Generation
+    upto: int  # the last record number it covers
+    count: int  # the generation's unsynced records it syncs
+    bases: list[SessionFile]
+    dir_sync: bool  # the generation's directory entry too
+
+
+class _BasesFailed(Exception):
     pass
 
 
 class Journal:
-    def __init__(self, directory: Path, fsync: Fsync, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        dir_fd: int,
+        session_dir_fd: int,
+        fsync: Fsync,
+        limit: int = DEFAULT_LIMIT,
+    ) -> None:
+        """``dir_fd`` and ``session_dir_fd``: open descriptors of the
+        journal's directory and of the sessions' (used, not closed)."""
         self.directory = directory
         self.synced = 0  # every record numbered up to this is durable
         self._fsync = fsync
@@ -74,36 +163,36 @@ class Journal:
         self._owner = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._count = 0
         self._logged = 0  # records numbered so far
-        self._queue: list[bytes] = []  # logged, not yet written to the journal
+        self._queue: list[Record] = []  # logged, not yet written to the journal
         self._queued_bytes = 0
-        self._last_queued = False
-        self._retired: list[_Generation] = []
-        self._bases: list[int] = []  # dups of newly opened session files, see need_base
+        self._last_written = False  # the last logged record went to the file at once
+        self._bases: list[SessionFile] = []  # newly opened session files, see need_base
+        self._current: _Generation | None = _Generation()  # None once shut down
+        self._retired: list[_Generation] = []  # waiting for their checkpoint
         self._kept: list[_Generation] = []
-        self._broken: str | None = None
-        self._syncer = ThreadPoolExecutor(1, thread_name_prefix="tickler-journal")
+        self._failed: list[str] = []  # checkpoint failures not reported yet
+        self._checkpointer: asyncio.Task[None] | None = None
+        self._syncer = SyncThread("tickler-journal")
+        self._base_pool: ThreadPoolExecutor | None = None
         self._pool: ThreadPoolExecutor | None = None
-        make_dir(directory, fsync)
-        self._current: _Generation | None = self._new_generation()
+        self._session_dir_fd = session_dir_fd
+        self._dir_fd = dir_fd
+        self.rounds = Rounds(self._start_round)
 
-    def log(
-        self, session_id: str, session_fd: int, first_seq: int, lines: bytes, *, first: bool
-    ) -> int:
+    # -- appends (event loop) -------------------------------------------
+
+    def log(self, file: SessionFile, first_seq: int, lines: bytes, *, first: bool) -> int:
         """Log one batch; its number. With ``first`` the record is written
         now, before the caller writes the session file. If that write fails
         the caller calls :meth:`unlog` (with no await between)."""
         gen = self._writable()
-        record = encode_record(session_id, first_seq, lines)
-        try:
-            if session_id not in gen.dirty:
-                gen.dirty[session_id] = os.dup(session_fd)
-        except OSError as exc:
-            raise store_error("cannot log the batch", exc) from exc
-        self._queue.append(record)
+        record = encode_record(file.session_id, first_seq, lines)
+        self._queue.append((record, file))
         self._queued_bytes += len(record)
-        self._last_queued = not (first or self._queued_bytes >= _QUEUE_LIMIT)
-        if not self._last_queued:
+        self._last_written = first or self._queued_bytes >= _QUEUE_LIMIT
+        if self._last_written:
             try:
+                self._open_file(gen)
                 self._write_queue(gen)
             except StoreError:
                 self._queue.pop()
@@ -112,123 +201,135 @@ class Journal:
         self._logged += 1
         return self._logged
 
-    def need_base(self, session_fd: int) -> None:
-        """Sync this session file in the next round, before it counts: the
-        events it held when opened may not be durable yet (a writer that
-        closed it without a successful flush), and ours build on them.
-        Deferred to the first append, so opening a session costs no fsync."""
-        self._writable()
-        self._bases.append(os.dup(session_fd))
-
     def unlog(self) -> None:
         """Take back the last logged batch (its session file write failed)."""
-        gen = self._writable()
         self._logged -= 1
-        if self._last_queued:
-            self._queued_bytes -= len(self._queue.pop())
+        if not self._last_written:
+            record, _ = self._queue.pop()
+            self._queued_bytes -= len(record)
             return
-        record = gen.unsynced.pop()
+        gen = self._writable()
+        record, _ = gen.unsynced.pop()
         gen.size -= len(record)
-        self._truncate(gen, gen.size)
+        try:
+            os.ftruncate(gen.fd, gen.size)
+        except OSError as exc:
+            # The record stays in that file: retire it (recovery prefers the
+            # later record of the same seq, from a later generation).
+            LOG.error("cannot take back a journal record from %s: %s", gen.path, exc)
+            self._retire(gen)
 
-    async def commit(self) -> None:
-        """One commit round: write the logged batches, sync the files of
-        newly written sessions, checkpoint retired journals, then sync the
-        journal. Raises StoreError; what was not synced stays queued."""
-        gen: _Generation | None = self._writable()
-        assert gen is not None
+    def need_base(self, file: SessionFile) -> None:
+        """Sync this session file (and the directory holding it) in the next
+        round, before it counts: the events it held when opened may not be
+        durable yet (a writer that closed it without a successful flush, a
+        harness that never syncs), and ours build on them. Deferred to the
+        first append, so opening a session costs no fsync."""
+        self._writable()
+        self._bases.append(file)
+
+    # -- rounds (event loop; the syncs on the sync thread) ---------------
+
+    def _start_round(self, done: Done) -> None:
+        """One commit round: write the logged batches, sync the newly
+        written sessions' files, then the journal. Raises StoreError (what
+        was not synced stays queued) or calls ``done`` when over."""
+        gen = self._writable()
         upto = self._logged
-        self._write_queue(gen)
-        if gen.size >= self._limit:
-            self._retire(rewrite=False)
-            gen = None  # the checkpoint below covers all it holds
-        retired = list(self._retired)
-        count = 0 if gen is None else len(gen.unsynced)
-        bases, self._bases = self._bases, []
-        try:
-            await self._run_sync(bases, retired, gen)
-        except BaseException:
-            self._bases[:0] = bases
-            raise
-        finally:
-            self._settle(retired)
-        for fd in bases:
-            os.close(fd)
-        if gen is not None:
-            del gen.unsynced[:count]
-        self.synced = max(self.synced, upto)
+        if self._queue:
+            self._open_file(gen)
+            self._write_queue(gen)
+        round_ = _Round(
+            gen, upto, len(gen.unsynced), self._bases, gen.needs_dir_sync and gen.fd >= 0
+        )
+        self._bases = []
+        for file in round_.bases:
+            file.use()
 
-    def close(self) -> None:
-        """Checkpoint everything and delete the journal (blocking; no round
-        may run). On failure the files stay for the next opener to replay."""
-        if self._current is not None:
-            self._retire(rewrite=False, replace=False)
-        self._queue.clear()  # in the session files, which the checkpoint syncs
-        try:
-            self._checkpoint(list(self._retired))
-        finally:
-            self._settle(list(self._retired))
-            for gen in self._retired + self._kept:
-                _close_quietly(gen)
-            self._retired.clear()
-            self._kept.clear()
-            for fd in self._bases:  # their sessions' files were just checkpointed
-                os.close(fd)
-            self._bases.clear()
-            self._syncer.shutdown()
-            if self._pool is not None:
-                self._pool.shutdown()
+        def finished(error: BaseException | None) -> None:
+            done(self._finish_round(round_, error))
 
-    # -- event loop ------------------------------------------------------
+        journal_fd = gen.fd if round_.count or round_.dir_sync else -1
+        if not round_.bases and journal_fd < 0:
+            asyncio.get_running_loop().call_soon(finished, None)
+            return
+        base_fds = [file.fd for file in round_.bases]
+        dir_sync = round_.dir_sync
+        self._syncer.submit(lambda: self._sync(base_fds, journal_fd, dir_sync), finished)
 
-    async def _run_sync(
-        self, bases: list[int], retired: list[_Generation], gen: _Generation | None
-    ) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._syncer, self._sync, bases, retired, gen)
-        except _JournalSyncFailed as failed:
-            assert gen is not None
+    def _finish_round(self, round_: _Round, error: BaseException | None) -> StoreError | None:
+        """Account for a round's outcome; the error for its waiters."""
+        gen = round_.gen
+        for file in round_.bases:
+            file.unuse()
+        if isinstance(error, _BasesFailed):
+            self._bases[:0] = [file for file in round_.bases if not file.released]
+            return store_error("cannot sync a session file", error)
+        if error is not None:
             if gen is self._current:
-                self._retire(rewrite=True)
-            raise store_error(f"cannot sync the journal {gen.path}", failed) from failed
+                self._retire(gen)
+            return store_error(f"cannot sync the journal {gen.path}", error)
+        if round_.dir_sync:
+            gen.needs_dir_sync = False
+        if gen is self._current:
+            del gen.unsynced[: round_.count]
+        self.synced = max(self.synced, round_.upto)
+        if gen is self._current and gen.size >= self._limit:
+            self._retire(gen)
+        return None
+
+    def _sync(self, base_fds: list[int], journal_fd: int, dir_sync: bool) -> None:
+        """The round's syncs (on the sync thread)."""
+        if base_fds:
+            try:
+                if len(base_fds) == 1:
+                    self._fsync(base_fds[0])
+                else:
+                    if self._base_pool is None:
+                        self._base_pool = ThreadPoolExecutor(_BASE_THREADS, "tickler-base")
+                    for _ in self._base_pool.map(self._fsync, base_fds):
+                        pass
+                self._fsync(self._session_dir_fd)
+            except OSError as exc:
+                raise _BasesFailed(str(exc)) from exc
+        if dir_sync:
+            self._fsync(self._dir_fd)
+        if journal_fd >= 0:
+            self._fsync(journal_fd)
 
     def _write_queue(self, gen: _Generation) -> None:
         """Write every logged record to the journal in one write."""
         if not self._queue:
             return
-        data = b"".join(self._queue)
+        data = b"".join([record for record, _ in self._queue])
         try:
             write_all(gen.fd, data)
         except OSError as exc:
-            self._truncate(gen, gen.size)
+            try:
+                os.ftruncate(gen.fd, gen.size)
+            except OSError:
+                self._retire(gen)  # never write after a torn record
             raise store_error(f"cannot write the journal {gen.path}", exc) from exc
         gen.size += len(data)
+        dirty = gen.dirty
+        for _, file in self._queue:
+            if not file.released:
+                dirty[file] = None
+            elif file.failed:
+                gen.keep = True
         gen.unsynced += self._queue
         self._queue, self._queued_bytes = [], 0
 
-    def _settle(self, retired: list[_Generation]) -> None:
-        """Release the journals a checkpoint finished with."""
-        for gen in retired:
-            if not gen.checkpointed:
-                continue
-            self._retired.remove(gen)
-            for fd in gen.dirty.values():
-                os.close(fd)
-            gen.dirty.clear()
-            if gen.checkpoint_failed:
-                self._kept.append(gen)  # stays locked until we exit, then replayed
-            else:
-                os.close(gen.fd)
-
     def _writable(self) -> _Generation:
-        if self._broken is not None:
-            raise StoreError(self._broken)
         if self._current is None:
             raise StoreError("the store is closed")
         return self._current
 
-    def _new_generation(self) -> _Generation:
+    def _open_file(self, gen: _Generation) -> None:
+        """Create the generation's file, if not yet done; raises StoreError
+        (nothing changed: the next caller tries again)."""
+        if gen.fd >= 0:
+            return
         self._count += 1
         path = self.directory / f"{self._owner}-{self._count}.wal"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
@@ -241,85 +342,222 @@ class Journal:
             write_all(fd, MAGIC)
         except OSError as exc:
             os.close(fd)
-            path.unlink(missing_ok=True)
-            raise store_error(f"cannot start the journal {path}", exc) from exc
-        return _Generation(self._count, path, fd, len(MAGIC))
-
-    def _retire(self, *, rewrite: bool, replace: bool = True) -> None:
-        """Move the current journal to the checkpoint list and start a new
-        one, holding a copy of the records not yet known durable when
-        ``rewrite``."""
-        old = self._writable()
-        self._retired.append(old)
-        self._current = None
-        if not replace:
-            return
-        try:
-            new = self._new_generation()
-            if rewrite and old.unsynced:
-                write_all(new.fd, b"".join(old.unsynced))
-                new.size += sum(map(len, old.unsynced))
-                new.unsynced = old.unsynced
-                new.dirty = {sid: os.dup(fd) for sid, fd in old.dirty.items()}
-        except (OSError, StoreError) as exc:
-            self._broken = f"the journal is unusable after an I/O failure: {exc}"
-            raise StoreError(self._broken) from exc
-        old.unsynced = []
-        self._current = new
-
-    def _truncate(self, gen: _Generation, size: int) -> None:
-        try:
-            os.ftruncate(gen.fd, size)
-        except OSError as exc:
-            self._broken = f"the journal {gen.path} could not be rolled back: {exc}"
-            raise StoreError(self._broken) from exc
-
-    # -- worker thread ---------------------------------------------------
-
-    def _sync(self, bases: list[int], retired: list[_Generation], gen: _Generation | None) -> None:
-        try:
-            self._sync_all(bases)
-        except OSError as exc:
-            raise store_error("cannot sync a session file", exc) from exc
-        try:
-            self._checkpoint(retired)
-        except OSError as exc:
-            raise store_error("cannot checkpoint the journal", exc) from exc
-        if gen is None:
-            return
-        try:
-            if gen.needs_dir_sync:
-                sync_dir(self.directory, self._fsync)
-                gen.needs_dir_sync = False
-            self._fsync(gen.fd)
-        except OSError as exc:
-            raise _JournalSyncFailed(str(exc)) from exc
-
-    def _checkpoint(self, retired: list[_Generation]) -> None:
-        for gen in retired:
             try:
-                self._sync_all(list(gen.dirty.values()))
+                path.unlink(missing_ok=True)
             except OSError:
-                gen.checkpoint_failed = True
+                LOG.warning("cannot remove the unused journal %s", path)
+            raise store_error(f"cannot start the journal {path}", exc) from exc
+        gen.number, gen.path, gen.fd, gen.size = self._count, path, fd, len(MAGIC)
+        gen.needs_dir_sync = True
+
+    def _retire(self, gen: _Generation) -> None:
+        """Hand the current generation to the checkpoint and start a new one
+        (its file created when first needed); the records not yet known
+        durable are queued again, for the new one."""
+        assert gen is self._current
+        self._retired.append(gen)
+        carried, gen.unsynced = gen.unsynced, []
+        self._queue[:0] = carried
+        self._queued_bytes += sum(len(record) for record, _ in carried)
+        self._current = _Generation()
+        self._start_checkpoint()
+
+    # -- checkpoints (event loop; the syncs on a small pool) --------------
+
+    def _start_checkpoint(self) -> None:
+        if self._checkpointer is None or self._checkpointer.done():
+            loop = asyncio.get_running_loop()
+            self._checkpointer = loop.create_task(self._checkpoint_retired())
+
+    async def _checkpoint_retired(self) -> None:
+        while self._retired:
+            gen = self._retired[0]
+            try:
+                await self._checkpoint(gen)
+                if not gen.keep and gen.fd >= 0:
+                    # Off the loop: freeing a big file's blocks takes a while.
+                    await asyncio.get_running_loop().run_in_executor(self._pool, _delete, gen.path)
+            except asyncio.CancelledError:
                 raise
-            if not gen.checkpoint_failed:
-                gen.path.unlink(missing_ok=True)
-            gen.checkpointed = True
+            except Exception as exc:
+                LOG.exception("checkpoint of %s failed", gen.path)
+                self._failed.append(f"{gen.path}: {exc}")
+                gen.keep = True
+            self._retired.remove(gen)
+            self._settle(gen)
 
-    def _sync_all(self, fds: list[int]) -> None:
-        if len(fds) <= 1:
-            for fd in fds:
-                self._fsync(fd)
-            return
+    async def _checkpoint(self, gen: _Generation) -> None:
+        """Sync the session files ``gen`` covers, a few at a time."""
+        loop = asyncio.get_running_loop()
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(16, thread_name_prefix="tickler-checkpoint")
-        for _ in self._pool.map(self._fsync, fds):
-            pass
+            self._pool = ThreadPoolExecutor(_CHECKPOINT_THREADS, "tickler-checkpoint")
+        pending = list(gen.dirty)
+        step = _CHECKPOINT_THREADS * _CHECKPOINT_CHUNK
+        for at in range(0, len(pending), step):
+            # A closing log syncs its file itself (see release).
+            group = [f for f in pending[at : at + step] if f in gen.dirty and not f.released]
+            size = _CHECKPOINT_CHUNK
+            chunks = [group[i : i + size] for i in range(0, len(group), size)]
+            for file in group:
+                file.use()
+            try:
+                outcomes = await asyncio.gather(
+                    *(
+                        loop.run_in_executor(self._pool, self._fsync_each, [f.fd for f in chunk])
+                        for chunk in chunks
+                    )
+                )
+            finally:
+                for file in group:
+                    file.unuse()
+            for chunk, failed in zip(chunks, outcomes, strict=True):
+                for i, file in enumerate(chunk):
+                    gen.dirty.pop(file, None)
+                    if i in failed:
+                        gen.keep = True
+                        self._failed.append(f"session {file.session_id!r}: {failed[i]}")
+                        LOG.error("cannot sync %s for a checkpoint", self._failed[-1])
+        if gen.sync_session_dir:
+            try:
+                await loop.run_in_executor(self._pool, self._fsync, self._session_dir_fd)
+            except OSError as exc:
+                gen.keep = True
+                self._failed.append(f"the sessions' directory: {exc}")
+                LOG.error("cannot sync %s for a checkpoint", self._failed[-1])
 
+    def _fsync_each(self, fds: list[int]) -> dict[int, OSError]:
+        """Sync each descriptor (on the pool); the failures by position."""
+        failed: dict[int, OSError] = {}
+        for i, fd in enumerate(fds):
+            try:
+                self._fsync(fd)
+            except OSError as exc:
+                failed[i] = exc
+        return failed
 
-def _close_quietly(gen: _Generation) -> None:
-    for fd in (*gen.dirty.values(), gen.fd):
+    def _settle(self, gen: _Generation) -> None:
+        """Release a checkpointed (and deleted) generation, or keep it
+        (locked, so only a later process replays it)."""
+        if gen.keep:
+            self._kept.append(gen)
+            LOG.error("kept the journal %s: it will be replayed after this process", gen.path)
+        elif gen.fd >= 0:
+            _close_quietly(gen.fd)
+            gen.fd = -1
+
+    async def checkpoint(self) -> None:
+        """Retire the current generation and wait until every retired one is
+        checkpointed; raise StoreError if one had to be kept (since the last
+        report)."""
+        await self.rounds.idle()
+        self._checkpoint_all(self._writable())
+        await self._wait_checkpoints()
+        self._report("cannot checkpoint the journal")
+
+    def _report(self, what: str) -> None:
+        failed, self._failed = self._failed, []
+        if failed:
+            raise StoreError(f"{what} ({'; '.join(failed)}): it is kept for replay")
+
+    def _checkpoint_all(self, gen: _Generation) -> None:
+        """Retire ``gen`` covering also what is still queued or waiting for
+        its base sync (all of it is in the session files already)."""
+        for _, file in self._queue:
+            if not file.released:
+                gen.dirty[file] = None
+        for file in self._bases:
+            gen.dirty[file] = None
+            gen.sync_session_dir = True
+        self._retire(gen)
+
+    async def _wait_checkpoints(self) -> None:
+        while self._checkpointer is not None and not self._checkpointer.done():
+            await asyncio.wait([self._checkpointer])
+
+    # -- closing ----------------------------------------------------------
+
+    async def release(self, file: SessionFile) -> None:
+        """Its log is closing: sync the file if any generation still counts
+        on it (or its base sync is pending), then forget it. Raises
+        StoreError when that sync fails (the journals are then kept)."""
+        file.released = True
+        await file.idle()
+        holders = [gen for gen in self._generations() if file in gen.dirty]
+        queued = any(owner is file for _, owner in self._queue)
+        based = file in self._bases
+        if based:
+            self._bases.remove(file)
+        if not (holders or queued or based):
+            return
+        file.use()
         try:
-            os.close(fd)
-        except OSError:
-            continue
+            await asyncio.get_running_loop().run_in_executor(
+                self._pool_for_release(), self._sync_released, file.fd, based
+            )
+        except OSError as exc:
+            file.failed = True
+            for gen in self._generations():
+                gen.keep = True
+            raise store_error(f"cannot sync session {file.session_id!r} at its close", exc) from exc
+        finally:
+            file.unuse()
+            for gen in holders:
+                gen.dirty.pop(file, None)
+
+    def _sync_released(self, fd: int, based: bool) -> None:
+        self._fsync(fd)
+        if based:
+            self._fsync(self._session_dir_fd)
+
+    def _pool_for_release(self) -> ThreadPoolExecutor:
+        if self._base_pool is None:
+            self._base_pool = ThreadPoolExecutor(_BASE_THREADS, "tickler-base")
+        return self._base_pool
+
+    def _generations(self) -> list[_Generation]:
+        current = [] if self._current is None else [self._current]
+        return [*self._retired, *current]
+
+    async def shutdown(self) -> None:
+        """Checkpoint everything and stop taking records (the store is
+        closing; no round may start). Raises StoreError when a session file
+        could not be synced: its journal stays for the next opener."""
+        await self.rounds.idle()
+        if self._current is None:
+            return
+        self._checkpoint_all(self._current)
+        self._current = None
+        self._queue, self._queued_bytes = [], 0  # in the session files just checkpointed
+        self._bases = []
+        await self._wait_checkpoints()
+        self._report("cannot checkpoint the journal on close")
+
+    def close(self) -> None:
+        """Release the threads and descriptors (blocking; after
+        :meth:`shutdown`). A kept or unfinished journal is unlocked here, so
+        the next opener replays it."""
+        self._current = None
+        self._syncer.stop()
+        for pool in (self._pool, self._base_pool):
+            if pool is not None:
+                pool.shutdown()
+        for gen in (*self._retired, *self._kept):
+            if gen.fd >= 0:
+                _close_quietly(gen.fd)
+                gen.fd = -1
+        self._retired.clear()
+        self._kept.clear()
+
+
+def _delete(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError as exc:  # replayed later, harmlessly: its files hold it all
+        LOG.warning("cannot delete the checkpointed journal %s: %s", path, exc)
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError as exc:
+        LOG.warning("closing descriptor %d failed: %s", fd, exc)

@@ -3,43 +3,68 @@
 ``<dir>/<session>.jsonl`` is in the harness layout (header line, then one
 compact ``{"type","seq","time","data"}`` line per event, ``data`` written
 verbatim), so the harness and ``tickler.core.parse_session_jsonl`` read it.
-Beside it: ``.locks/<session>.lock`` (the writer's flock), ``.journal/``
-(the write-ahead journal that gives group commit, see
-:mod:`tickler.adapters.stores.journal`) and ``<session>.snapshot``.
+Beside it: ``<session>.snapshot`` and ``.journal/`` (the write-ahead journal
+that gives group commit, see :mod:`tickler.adapters.stores.journal`).
 
+* One descriptor per open session: the session file, opened read-write for
+  appending, whose ``flock`` is also the writer lock (see
+  :mod:`tickler.adapters.stores.locks`). Nothing else is held per session;
+  reading events opens the file for the read's duration.
 * ``append`` = one ``write`` of the batch to the session file; a copy is
   logged for the journal (written first when kill -9 could cut the batch in
   two). If a write fails, what was written is truncated back.
 * ``flush`` = wait for a commit round (one journal write and sync shared by
   every session and batch in flight); free when nothing new was appended.
+* ``close`` syncs the session file when the journal still counts on it.
 * Reopening reads the header and counts the events, validating each line and
   keeping a sparse offset index; ``events(start)`` re-reads the file from the
   nearest indexed offset. Only the header, the counts and the index stay in
   memory, whatever the session's length.
+* With a snapshot that records its anchor (event ``through`` starts at byte
+  ``offset``, see :mod:`tickler.adapters.stores.snapshotfile`), reopening
+  reads and validates only the lines after ``offset``: it trusts the
+  ``through`` events before it — validated when this store wrote them, or
+  when an earlier open read them — once it has checked that the file still
+  holds, just before ``offset``, the bytes the snapshot saw there (a
+  checksum of up to 4 KiB ending in a newline). Those earlier events are
+  validated and indexed the first time ``events(start)`` reaches before
+  ``through`` (a damaged line then raises StoreError there). ``tickler
+  check`` (``parse_session_jsonl``) always validates the whole file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import mmap
 import os
+import threading
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from tickler.adapters.stores.committer import GroupCommit, close_all
+from tickler.adapters.stores.committer import close_all
 from tickler.adapters.stores.files import (
     Fsync,
     make_dir,
+    open_dir,
     replace_atomically,
     store_error,
     write_all,
 )
-from tickler.adapters.stores.journal import DEFAULT_LIMIT, Journal
+from tickler.adapters.stores.journal import DEFAULT_LIMIT, Journal, SessionFile
 from tickler.adapters.stores.lines import decode_line, encode_batch, header_line
-from tickler.adapters.stores.locks import lock_session
-from tickler.adapters.stores.recovery import LOG, replay_dead_journals, settle_tail
-from tickler.adapters.stores.scan import STRIDE, Scanned, scan_file
-from tickler.adapters.stores.snapshotfile import decode_snapshot, encode_snapshot
+from tickler.adapters.stores.locks import open_session_file
+from tickler.adapters.stores.recovery import LOG, Recovery, settle_tail
+from tickler.adapters.stores.scan import STRIDE, Scanned, scan_file, scan_prefix
+from tickler.adapters.stores.snapshotfile import (
+    WINDOW,
+    Anchor,
+    anchor_for,
+    decode_snapshot,
+    encode_snapshot,
+    read_anchor,
+)
 from tickler.core import SessionEvent, SessionHeader
 from tickler.shell.ports import (
     InvalidSessionId,
@@ -50,24 +75,41 @@ from tickler.shell.ports import (
 )
 
 PAGE = mmap.PAGESIZE
+_TORN_HEADER_LIMIT = 1 << 16  # a longer first line is no header a crash cut
 
 
 class JsonlLog:
     """One session file, held by this writer until :meth:`close`."""
 
-    def __init__(self, store: JsonlStore, fd: int, lock: int, scanned: Scanned) -> None:
+    def __init__(
+        self,
+        store: JsonlStore,
+        file: SessionFile,
+        scanned: Scanned,
+        *,
+        based: bool,
+        stale_snapshot: bool = False,
+    ) -> None:
         assert scanned.header is not None
         self._store = store
-        self._fd = fd
-        self._lock = lock
+        self._journal = store._journal
+        self._file = file
         self._path = scanned.path
         self._header = scanned.header
         self._length = scanned.length
         self._size = scanned.end
+        # Event ``_first`` starts at ``_first_offset``; ``_index`` holds the
+        # offsets of the events numbered STRIDE * (``_index_from`` + i).
+        self._first, self._first_offset = scanned.first, scanned.start
         self._index = scanned.index
+        self._index_from = scanned.index_from
+        # The index before ``_first``: built (validating) when first needed.
+        self._prefix: array[int] | None = None if scanned.first else array("q")
+        self._prefix_lock = threading.Lock()
         self._position = 0  # the number of our last journal record
-        self._based = False  # the file as opened is synced (see Journal.need_base)
-        self._broken: str | None = None
+        self._based = based  # the file as opened is durable (see Journal.need_base)
+        self._roll_back_to: int | None = None  # a failed write's tail still to cut off
+        self._stale_snapshot = stale_snapshot  # its anchor no longer matches the file
         self._closed = False
         self.recovered: tuple[str, ...] = ()
         """What opening repaired (torn tail, events replayed from a journal)."""
@@ -85,39 +127,46 @@ class JsonlLog:
         return self._path
 
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
+        start = max(start, 0)
         if start >= self._length:
             return iter(())
-        block = max(start, 0) // STRIDE
-        return _read_events(self._path, self._index[block], block * STRIDE, start, self._length)
+        offset, seq = self._seek(start)
+        return _read_events(self._path, offset, seq, start, self._length)
 
     async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         self._check_writable()
         added, lines = encode_batch(self._length, batch)
         if not added:
             return added
-        data = b"".join(lines)
-        journal = self._store._journal
+        data = b"".join(lines) if len(lines) > 1 else lines[0]
+        file, journal, size = self._file, self._journal, self._size
         if not self._based:
-            journal.need_base(self._fd)
+            journal.need_base(file)
             self._based = True
         # Lines across a page boundary could be cut apart by kill -9: log
         # them before the session file, so recovery can complete the batch.
-        first = len(lines) > 1 and self._size // PAGE != (self._size + len(data) - 1) // PAGE
-        position = journal.log(self._header.id, self._fd, self._length, data, first=first)
+        first = len(lines) > 1 and size // PAGE != (size + len(data) - 1) // PAGE
+        position = journal.log(file, self._length, data, first=first)
         try:
-            write_all(self._fd, data)
+            write_all(file.fd, data)
         except OSError as exc:
             self._roll_back()
             journal.unlog()
             raise store_error(f"cannot append to {self._path}", exc) from exc
         self._position = position
-        self._note_offsets(lines)
+        length = self._length
+        for line in lines:
+            if not length % STRIDE:
+                self._index.append(size)
+            length += 1
+            size += len(line)
+        self._length, self._size = length, size
         return added
 
     async def flush(self) -> None:
-        if self._position <= self._store._journal.synced:
+        if self._position <= self._journal.synced:
             return
-        await self._store._committer.barrier()
+        await self._journal.rounds.barrier()
 
     def load_snapshot(self) -> Snapshot | None:
         try:
@@ -127,6 +176,12 @@ class JsonlLog:
         snapshot = decode_snapshot(raw)
         if snapshot is None:
             LOG.warning("ignored a damaged snapshot %s", self._snapshot_path)
+        elif self._stale_snapshot:
+            LOG.warning(
+                "ignored the snapshot %s: the session file no longer holds the events it covers",
+                self._snapshot_path,
+            )
+            return None
         elif snapshot.through > self._length:
             LOG.warning(
                 "ignored the snapshot %s: through %d is beyond the log's %d events",
@@ -140,50 +195,101 @@ class JsonlLog:
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         if not 0 <= snapshot.through <= self._length:
             raise StoreError(f"a snapshot through {snapshot.through} is beyond {self._length}")
+        if self._closed:
+            raise StoreError(f"session {self._header.id!r} is closed")
+        through = snapshot.through
+        if through == self._length:
+            offset = self._size
+        else:
+            offset = await asyncio.to_thread(self._offset_of, through)
         await self.flush()  # never durable ahead of the events it covers
-        data = encode_snapshot(snapshot)
+        file = self._file
+        if file.released:
+            raise StoreError(f"session {self._header.id!r} is closed")
+        file.use()  # its descriptor stays open while the thread reads it
         try:
-            await asyncio.to_thread(replace_atomically, self._snapshot_path, data, self._fsync)
+            await asyncio.to_thread(self._write_snapshot, snapshot, offset)
         except OSError as exc:
             raise store_error(f"cannot save {self._snapshot_path}", exc) from exc
+        finally:
+            file.unuse()
+        self._stale_snapshot = False
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         try:
-            await self.flush()
+            await self._journal.release(self._file)
         finally:
-            os.close(self._fd)
-            os.close(self._lock)
+            self._file.close()
             self._store.forget(self)
 
     @property
     def _snapshot_path(self) -> Path:
         return self._path.with_suffix(".snapshot")
 
-    @property
-    def _fsync(self) -> Fsync:
-        return self._store.fsync
+    def _write_snapshot(self, snapshot: Snapshot, offset: int) -> None:
+        window = min(WINDOW, offset)
+        before = os.pread(self._file.fd, window, offset - window) if snapshot.through else b""
+        anchor = anchor_for(snapshot.through, offset, before)
+        data = encode_snapshot(snapshot, anchor)
+        replace_atomically(self._snapshot_path, data, self._store.fsync, self._store.dir_fd)
 
     def _check_writable(self) -> None:
         if self._closed:
             raise StoreError(f"session {self._header.id!r} is closed")
-        if self._broken is not None:
-            raise StoreError(self._broken)
+        if self._roll_back_to is not None:
+            try:
+                os.ftruncate(self._file.fd, self._roll_back_to)
+            except OSError as exc:
+                raise store_error(f"{self._path} is not rolled back yet", exc) from exc
+            self._roll_back_to = None
 
     def _roll_back(self) -> None:
+        """Cut off what a failed write left; if even that fails, the next
+        append tries again (and refuses to write until it succeeds)."""
         try:
-            os.ftruncate(self._fd, self._size)
+            os.ftruncate(self._file.fd, self._size)
         except OSError as exc:
-            self._broken = f"{self._path} could not be rolled back after a failed write: {exc}"
+            LOG.error("%s could not be rolled back after a failed write: %s", self._path, exc)
+            self._roll_back_to = self._size
 
-    def _note_offsets(self, lines: list[bytes]) -> None:
-        for line in lines:
-            if self._length % STRIDE == 0:
-                self._index.append(self._size)
-            self._length += 1
-            self._size += len(line)
+    def _seek(self, start: int) -> tuple[int, int]:
+        """An offset at or before event ``start`` and the seq of the event
+        there."""
+        block = start // STRIDE
+        if start >= self._first:
+            i = block - self._index_from
+            if 0 <= i < len(self._index):
+                return self._index[i], block * STRIDE
+            return self._first_offset, self._first
+        return self._prefix_index()[block], block * STRIDE
+
+    def _prefix_index(self) -> array[int]:
+        """The index before the snapshot's anchor, validating those lines the
+        first time (thread-safe: ``events`` may run on a worker thread)."""
+        prefix = self._prefix
+        if prefix is None:
+            with self._prefix_lock:
+                prefix = self._prefix
+                if prefix is None:
+                    prefix = scan_prefix(self._path, self._first, self._first_offset)
+                    self._prefix = prefix
+        return prefix
+
+    def _offset_of(self, seq: int) -> int:
+        """Where event ``seq`` (< length) starts."""
+        offset, at = self._seek(seq)
+        with self._path.open("rb") as file:
+            file.seek(offset)
+            for line in file:
+                if line.strip():
+                    if at == seq:
+                        return offset
+                    at += 1
+                offset += len(line)
+        raise StoreError(f"{self._path}: event {seq} is missing")
 
 
 def _read_events(path: Path, offset: int, seq: int, start: int, end: int) -> Iterator[SessionEvent]:
@@ -218,15 +324,25 @@ class JsonlStore:
         self._logs: set[JsonlLog] = set()
         self._closed = False
         try:
-            make_dir(self.directory / ".locks", fsync)
+            make_dir(self.directory, fsync)
+            self.dir_fd = open_dir(self.directory)
         except OSError as exc:
             raise store_error(f"cannot create {self.directory}", exc) from exc
-        self.recovered: tuple[str, ...] = tuple(
-            replay_dead_journals(self.directory, self._journal_dir, fsync)
+        try:
+            self._recovery = Recovery(self.directory, self.directory / ".journal", fsync)
+        except OSError as exc:
+            os.close(self.dir_fd)
+            raise store_error(f"cannot create {self.directory / '.journal'}", exc) from exc
+        try:
+            self.recovered: tuple[str, ...] = tuple(self._recovery.replay())
+            """What opening the store repaired from dead processes' journals."""
+        except BaseException:
+            self._recovery.close()
+            os.close(self.dir_fd)
+            raise
+        self._journal = Journal(
+            self._recovery.journal_dir, self._recovery.dir_fd, self.dir_fd, fsync, journal_limit
         )
-        """What opening the store repaired from dead processes' journals."""
-        self._journal = Journal(self._journal_dir, fsync, journal_limit)
-        self._committer = GroupCommit(self._journal.commit)
 
     async def open(self, session_id: str, *, created_at: int) -> JsonlLog:
         validate_session_id(session_id)
@@ -239,52 +355,92 @@ class JsonlStore:
     def session_ids(self) -> list[str]:
         return sorted(path.stem for path in self.directory.glob("*.jsonl") if _valid(path.stem))
 
+    async def checkpoint(self) -> None:
+        """Make every session file durable now and delete the journal files
+        that no longer hold anything needed (this also runs by itself, in
+        the background, each time the journal passes its size limit).
+        Raises StoreError when a session file could not be synced: the
+        journal covering it is then kept, for replay after this process."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        await self._journal.checkpoint()
+
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         try:
-            await close_all(self._logs)
+            await self._journal.shutdown()  # every file synced: the logs close at once
         finally:
-            await self._committer.idle()
             try:
-                await asyncio.to_thread(self._journal.close)
-            except OSError as exc:
-                raise store_error("cannot checkpoint the journal on close", exc) from exc
+                await close_all(self._logs)
+            finally:
+                self._journal.close()
+                self._recovery.close()
+                os.close(self.dir_fd)
 
     def forget(self, log: JsonlLog) -> None:
         self._logs.discard(log)
 
-    @property
-    def _journal_dir(self) -> Path:
-        return self.directory / ".journal"
-
     def _open(self, session_id: str, created_at: int) -> JsonlLog:
-        lock = lock_session(self.directory / ".locks" / f"{session_id}.lock", session_id)
-        fd = -1
+        path = self.directory / f"{session_id}.jsonl"
         try:
-            notes = replay_dead_journals(
-                self.directory, self._journal_dir, self.fsync, held={session_id}
+            fd = open_session_file(path, session_id)
+        except OSError as exc:
+            raise store_error(f"cannot open session {session_id!r}", exc) from exc
+        try:
+            header = header_line(SessionHeader(id=session_id, created_at=created_at))
+            created, notes = self._start_file(fd, path, header)
+            notes += self._recovery.replay(
+                held={session_id: fd}, fresh=(session_id,) if created else ()
             )
-            path = self.directory / f"{session_id}.jsonl"
-            if not path.exists():
-                header = SessionHeader(id=session_id, created_at=created_at)
-                replace_atomically(path, header_line(header), self.fsync)
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-            scanned = _scan_own(fd, path, session_id)
-            notes += settle_tail(fd, scanned)
-            if notes:
+            scanned, stale = _scan_own(fd, path, session_id)
+            repairs = settle_tail(fd, scanned)
+            if repairs:
                 self.fsync(fd)  # a repair is durable before anything builds on it
+            notes += repairs
         except BaseException as exc:
-            if fd >= 0:
-                os.close(fd)
-            os.close(lock)
+            os.close(fd)
             if isinstance(exc, OSError):
                 raise store_error(f"cannot open session {session_id!r}", exc) from exc
             raise
-        log = JsonlLog(self, fd, lock, scanned)
+        log = JsonlLog(
+            self, SessionFile(session_id, fd), scanned, based=created, stale_snapshot=stale
+        )
         log.recovered = tuple(notes)
         return log
+
+    def _start_file(self, fd: int, path: Path, header: bytes) -> tuple[bool, list[str]]:
+        """Write the header to a new (empty) session file, durably; also to a
+        file holding only a torn header (a crash while creating it). Whether
+        it did, and what it repaired."""
+        size = os.fstat(fd).st_size
+        if size > _TORN_HEADER_LIMIT:
+            return False, []
+        notes: list[str] = []
+        if size:
+            head = os.pread(fd, size, 0)
+            if b"\n" in head or (head.strip() and _is_json(head)):
+                return False, []  # a header: the scan reads it
+            if head.strip():
+                notes.append(
+                    f"{path}: dropped a torn header ({size} bytes, no newline, not JSON: "
+                    "a crash while creating it)"
+                )
+                LOG.warning("recovered %s", notes[-1])
+            os.ftruncate(fd, 0)
+        write_all(fd, header)
+        self.fsync(fd)
+        self.fsync(self.dir_fd)
+        return True, notes
+
+
+def _is_json(fragment: bytes) -> bool:
+    try:
+        json.loads(fragment)
+    except ValueError:
+        return False
+    return True
 
 
 def _valid(session_id: str) -> bool:
@@ -295,10 +451,25 @@ def _valid(session_id: str) -> bool:
     return True
 
 
-def _scan_own(fd: int, path: Path, session_id: str) -> Scanned:
-    scanned = scan_file(fd, path)
+def _scan_own(fd: int, path: Path, session_id: str) -> tuple[Scanned, bool]:
+    """The scan (from the snapshot's anchor when it holds) and whether the
+    snapshot is stale (its anchor no longer matches the file)."""
+    anchor = read_anchor(path.with_suffix(".snapshot"))
+    holds = anchor is not None and _holds(fd, anchor)
+    if anchor is not None and holds:
+        scanned = scan_file(fd, path, (anchor.through, anchor.offset))
+    else:
+        scanned = scan_file(fd, path)
     if scanned.header is None:
         raise StoreError(f"{path}: line 1: missing session header")
     if scanned.header.id != session_id:
         raise StoreError(f"{path}: line 1: the header names session {scanned.header.id!r}")
-    return scanned
+    return scanned, anchor is not None and not holds
+
+
+def _holds(fd: int, anchor: Anchor) -> bool:
+    """The file still holds, just before the anchor's offset, the bytes the
+    snapshot saw there (so the events before it are those it covers)."""
+    if os.fstat(fd).st_size < anchor.offset:
+        return False
+    return anchor.matches(os.pread(fd, anchor.window, anchor.offset - anchor.window))

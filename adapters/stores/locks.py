@@ -1,8 +1,17 @@
-"""Writer locks: ``flock`` on a lock file, released when the holder closes
-it or dies (kill -9 included), so a crash never leaves a stale lock.
+"""Writer locks: ``flock``, released
+when the holder closes it or dies (kill -9 included), so a crash never
+leaves a stale lock. The JSONL store locks the session file's own
+descriptor, so an open session costs one descriptor.
 
 ``flock`` belongs to the open file description, so a second open of the same
-lock file conflicts even inside one process.
+file conflicts even inside one process. A session file is never replaced
+once it exists (only appended to, or truncated back by a repair), so the
+lock on the descriptor is the lock on the session. A new session file is
+created empty and locked at once; whoever holds the lock on an empty file
+writes its header (see ``JsonlStore``), so of two openers racing to create
+a session one writes it and the other gets SessionLocked, and a crash
+before the header was written leaves an empty file that the next opener
+starts afresh.
 """
 
 from __future__ import annotations
@@ -13,11 +22,13 @@ from pathlib import Path
 
 from tickler.shell.ports import SessionLocked
 
+_READ_WRITE = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
 
-def try_lock(path: Path, *, create: bool = True) -> int | None:
+
+def try_lock(path: Path, *, create: bool = True, flags: int = os.O_RDWR) -> int | None:
     """The locked file's descriptor, or None when someone holds it (or, with
     ``create=False``, when the file is gone)."""
-    flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    flags |= os.O_CLOEXEC | (os.O_CREAT if create else 0)
     try:
         fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
@@ -36,13 +47,33 @@ def try_lock(path: Path, *, create: bool = True) -> int | None:
 
 
 def lock_session(path: Path, session_id: str) -> int:
-    """Take the session's writer lock or raise :class:`SessionLocked`."""
+    """Take a session's writer lock held in a separate lock file (the SQLite
+    store's) or raise :class:`SessionLocked`."""
     fd = try_lock(path)
     if fd is None:
         raise SessionLocked(
             f"session {session_id!r} is already open for writing "
             f"(another process or handle holds {path})"
         )
+    return fd
+
+
+def open_session_file(path: Path, session_id: str) -> int:
+    """The session file opened read-write for appending (created empty when
+    absent) and locked; raises :class:`SessionLocked` when another writer
+    holds it, OSError otherwise."""
+    fd = os.open(path, _READ_WRITE | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SessionLocked(
+            f"session {session_id!r} is already open for writing "
+            f"(another process or handle holds {path})"
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 

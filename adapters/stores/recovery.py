@@ -10,19 +10,31 @@ Two repairs, both reported (returned, and logged on ``tickler.store``):
   a crash cut short), the files synced, the journals deleted.
 
 Any other damage raises StoreError; nothing is silently repaired. Replays run
-under ``.journal/recovery.lock``, and every session open replays first, so no
-writer ever builds on a file a dead process's journal still has to complete.
+under the recovery lock (see :class:`Recovery`), and every session open
+replays first, so no writer ever builds on a file a dead process's journal
+still has to complete.
+A session is replayed only under its writer lock (the flock on its file):
+the opener's own, or one taken for the replay.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
-from collections.abc import Collection
+import threading
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from tickler.adapters.stores.files import Fsync, store_error, sync_dir, sync_path, write_all
-from tickler.adapters.stores.locks import try_lock, wait_lock
+from tickler.adapters.stores.files import (
+    Fsync,
+    make_dir,
+    open_dir,
+    store_error,
+    sync_path,
+    write_all,
+)
+from tickler.adapters.stores.locks import try_lock
 from tickler.adapters.stores.scan import Scanned, scan_file
 from tickler.adapters.stores.wal import read_records
 from tickler.shell.ports import InvalidSessionId, StoreError, validate_session_id
@@ -50,34 +62,56 @@ def settle_tail(fd: int, scanned: Scanned) -> list[str]:
     return notes
 
 
-def replay_dead_journals(
-    directory: Path, journal_dir: Path, fsync: Fsync, held: Collection[str] = ()
-) -> list[str]:
-    """Replay every dead journal into its session files; ``held`` are the
-    sessions whose writer lock the caller already has."""
-    if not journal_dir.is_dir():
-        return []
-    try:
-        guard = wait_lock(journal_dir / "recovery.lock")
-        try:
-            return _replay_all(directory, journal_dir, fsync, held)
-        finally:
-            os.close(guard)
-    except OSError as exc:
-        raise store_error(f"cannot recover {directory}", exc) from exc
+class Recovery:
+    """Replays the dead journals of a store's directory.
+
+    Replays run under the recovery lock: ``flock`` on the journal
+    directory's own descriptor, held open by the store (so checking for dead
+    journals at every session open needs no descriptor but the ones it
+    probes), and a thread lock (the threads of one process share that open
+    file description, and with it the flock)."""
+
+    def __init__(self, directory: Path, journal_dir: Path, fsync: Fsync) -> None:
+        self.directory = directory
+        self.journal_dir = journal_dir
+        self._fsync = fsync
+        make_dir(journal_dir, fsync)
+        self.dir_fd = open_dir(journal_dir)
+        self._lock = threading.Lock()
+
+    def replay(
+        self, held: Mapping[str, int] | None = None, fresh: Collection[str] = ()
+    ) -> list[str]:
+        """Replay every dead journal into its session files; what was
+        repaired. ``held`` maps the sessions whose file the caller holds
+        (locked) to its descriptor; ``fresh`` are sessions whose file the
+        caller just created (a dead journal's events for an earlier file of
+        that name are not replayed). Raises StoreError when a held session
+        cannot be replayed (the others fail only their own opens)."""
+        with self._lock:
+            try:
+                fcntl.flock(self.dir_fd, fcntl.LOCK_EX)
+                try:
+                    return _replay_all(self, held or {}, fresh)
+                finally:
+                    fcntl.flock(self.dir_fd, fcntl.LOCK_UN)
+            except OSError as exc:
+                raise store_error(f"cannot recover {self.directory}", exc) from exc
+
+    def close(self) -> None:
+        os.close(self.dir_fd)
 
 
-def _replay_all(
-    directory: Path, journal_dir: Path, fsync: Fsync, held: Collection[str]
-) -> list[str]:
-    dead = _dead_journals(journal_dir)
+def _replay_all(recovery: Recovery, held: Mapping[str, int], fresh: Collection[str]) -> list[str]:
+    directory, fsync = recovery.directory, recovery._fsync
+    dead = _dead_journals(recovery.journal_dir)
     try:
-        notes, failures = _replay(directory, dead, fsync, held)
+        notes, failures = _replay(directory, dead, fsync, held, fresh)
         if not failures:
             for path in dead:
                 path.unlink()
             if dead:
-                sync_dir(journal_dir, fsync)
+                fsync(recovery.dir_fd)
     finally:
         for fd in dead.values():
             os.close(fd)
@@ -88,22 +122,42 @@ def _replay_all(
 
 
 def _dead_journals(journal_dir: Path) -> dict[Path, int]:
+    """The dead journals, oldest first per owner (a later record of the same
+    seq wins: see Journal.unlog)."""
     dead: dict[Path, int] = {}
-    for path in sorted(journal_dir.glob("*.wal")):
+    for path in sorted(journal_dir.glob("*.wal"), key=_journal_order):
         fd = try_lock(path, create=False)
         if fd is not None:
             dead[path] = fd
     return dead
 
 
+def _read_all(fd: int) -> bytes:
+    parts: list[bytes] = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+def _journal_order(path: Path) -> tuple[str, int]:
+    owner, _, number = path.stem.rpartition("-")
+    return (owner, int(number)) if number.isdigit() else (path.stem, 0)
+
+
 def _replay(
-    directory: Path, dead: dict[Path, int], fsync: Fsync, held: Collection[str]
+    directory: Path,
+    dead: dict[Path, int],
+    fsync: Fsync,
+    held: Mapping[str, int],
+    fresh: Collection[str],
 ) -> tuple[list[str], dict[str, StoreError]]:
     """Replay each session; one that cannot be replayed keeps the journals
     (for a later try) and fails only its own opens, not the store's."""
     wanted: dict[str, dict[int, bytes]] = {}
-    for path in dead:
-        for record in read_records(path.read_bytes()):
+    for fd in dead.values():
+        for record in read_records(_read_all(fd)):
             lines = wanted.setdefault(record.session_id, {})
             lines.update(record.numbered())
     notes: list[str] = []
@@ -115,7 +169,7 @@ def _replay(
             LOG.error("a journal names an invalid session %r: ignored", session_id)
             continue
         try:
-            notes += _replay_session(directory, session_id, lines, fsync, held)
+            notes += _replay_session(directory, session_id, lines, fsync, held=held, fresh=fresh)
         except StoreError as exc:
             LOG.error("cannot recover session %r: %s", session_id, exc)
             failures[session_id] = exc
@@ -123,47 +177,53 @@ def _replay(
 
 
 def _replay_session(
-    directory: Path, session_id: str, lines: dict[int, bytes], fsync: Fsync, held: Collection[str]
+    directory: Path,
+    session_id: str,
+    lines: dict[int, bytes],
+    fsync: Fsync,
+    *,
+    held: Mapping[str, int],
+    fresh: Collection[str],
 ) -> list[str]:
     path = directory / f"{session_id}.jsonl"
-    if not path.exists():
+    if session_id in fresh or not path.exists():
         LOG.error("a journal has events for %s, which no longer exists: ignored", path)
         return []
-    lock = None if session_id in held else try_lock(directory / ".locks" / f"{session_id}.lock")
-    if lock is None and session_id not in held:
-        # A live writer opened it after the journal's owner died (it replayed
-        # first), so the file holds everything: only make that durable.
-        sync_path(path, fsync)
+    fd = held.get(session_id)
+    if fd is not None:
+        return _complete(path, fd, lines, fsync)
+    fd = try_lock(path, create=False, flags=os.O_RDWR | os.O_APPEND)
+    if fd is None:
+        if path.exists():
+            # A live writer opened it after the journal's owner died (it
+            # replayed first), so the file holds everything: only make that
+            # durable.
+            sync_path(path, fsync)
         return []
     try:
-        return _complete(path, lines, fsync)
-    finally:
-        if lock is not None:
-            os.close(lock)
-
-
-def _complete(path: Path, lines: dict[int, bytes], fsync: Fsync) -> list[str]:
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-    try:
-        scanned = scan_file(fd, path)
-        notes = settle_tail(fd, scanned)
-        missing: list[bytes] = []
-        while (line := lines.get(scanned.length + len(missing))) is not None:
-            missing.append(line)
-        beyond = [seq for seq in lines if seq >= scanned.length + len(missing)]
-        if beyond:
-            raise StoreError(
-                f"{path}: the journal holds seq {min(beyond)} but the file ends at seq "
-                f"{scanned.length + len(missing)}: events are missing"
-            )
-        if missing:
-            write_all(fd, b"".join(missing))
-            notes.append(
-                f"{path}: replayed events {scanned.length}-{scanned.length + len(missing) - 1} "
-                "from the journal"
-            )
-            LOG.warning("recovered %s", notes[-1])
-        fsync(fd)
-        return notes
+        return _complete(path, fd, lines, fsync)
     finally:
         os.close(fd)
+
+
+def _complete(path: Path, fd: int, lines: dict[int, bytes], fsync: Fsync) -> list[str]:
+    scanned = scan_file(fd, path)
+    notes = settle_tail(fd, scanned)
+    missing: list[bytes] = []
+    while (line := lines.get(scanned.length + len(missing))) is not None:
+        missing.append(line)
+    beyond = [seq for seq in lines if seq >= scanned.length + len(missing)]
+    if beyond:
+        raise StoreError(
+            f"{path}: the journal holds seq {min(beyond)} but the file ends at seq "
+            f"{scanned.length + len(missing)}: events are missing"
+        )
+    if missing:
+        write_all(fd, b"".join(missing))
+        notes.append(
+            f"{path}: replayed events {scanned.length}-{scanned.length + len(missing) - 1} "
+            "from the journal"
+        )
+        LOG.warning("recovered %s", notes[-1])
+    fsync(fd)
+    return notes

@@ -1,9 +1,14 @@
-"""Reading a session file once, at open: header, event count, and where a
-crash left it.
+"""Reading a session file: header, event count, and where a crash left it.
 
 Nothing is kept but a sparse offset index (one offset per ``STRIDE``
 events), so a session of a million events opens in bounded memory and
 ``events(start)`` seeks close to ``start`` instead of re-reading from the top.
+
+A scan validates every line it reads (exactly as
+:func:`tickler.core.parse_session_jsonl` does) and may start at an *anchor*
+(a snapshot's: event ``through`` starts at byte ``offset``) to read only the
+lines after it; the lines before it are then validated on demand, by
+:func:`scan_prefix`, if ever read.
 """
 
 from __future__ import annotations
@@ -17,78 +22,175 @@ from typing import Final
 
 import msgspec
 
-from tickler.adapters.stores.lines import decode_line
-from tickler.core import SessionHeader
+from tickler.core import SessionEvent, SessionHeader
+from tickler.core.session import decode_event_line
 from tickler.shell.ports import StoreError
 
 STRIDE: Final = 256
 _CHUNK: Final = 1 << 20
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
+_EVENT: Final = msgspec.json.Decoder(SessionEvent)
+_MSGSPEC_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 @dataclass
 class Scanned:
     path: Path
     header: SessionHeader | None = None
+    first: int = 0  # seq of the first event the scan read (an anchor's through, or 0)
+    start: int = 0  # where event ``first`` starts (bytes; the scan's start when known)
     length: int = 0  # events
     end: int = 0  # bytes of intact content (a torn tail starts here)
     index: array[int] = field(default_factory=lambda: array("q"))
+    """Offsets of the events whose seq is a multiple of STRIDE, from the
+    first such seq at or after ``first`` on."""
     torn: bytes | None = None  # a final fragment with no newline that is not JSON
     missing_newline: bool = False  # the final line is whole JSON but lacks its newline
-    _line: int = 0
 
-    def take(self, line: bytes, offset: int) -> None:
-        """Account for one line (without its newline) found at ``offset``."""
-        self._line += 1
-        if not line.strip():
-            return
-        if self.header is None:
-            self.header = self._decode_header(line)
-            return
-        try:
-            seq = decode_line(line).seq
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise self.error(f"invalid event: {exc}") from None
-        if seq != self.length:
-            raise self.error(f"event seq {seq} should be {self.length}")
-        if seq % STRIDE == 0:
-            self.index.append(offset)
-        self.length += 1
-
-    def error(self, reason: str) -> StoreError:
-        return StoreError(f"{self.path}: line {self._line}: {reason}")
-
-    def _decode_header(self, line: bytes) -> SessionHeader:
-        try:
-            return _HEADER.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise self.error(f"invalid session header: {exc}") from None
+    @property
+    def index_from(self) -> int:
+        """The block (seq // STRIDE) of ``index[0]``."""
+        return -(-self.first // STRIDE)
 
 
-def scan_file(fd: int, path: Path) -> Scanned:
-    """Validate every line (raising StoreError naming the first bad one) and
-    find a torn tail; the file is not changed."""
+class _BadLine(Exception):
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.offset = offset
+        self.reason = reason
+
+
+def scan_file(fd: int, path: Path, anchor: tuple[int, int] | None = None) -> Scanned:
+    """Validate the file's lines — all of them, or with ``anchor = (through,
+    offset)`` the header and the lines from ``offset`` on, taking the
+    ``through`` events before it as counted — and find a torn tail. Raises
+    StoreError naming the first bad line; the file is not changed."""
     scanned = Scanned(path)
     size = os.fstat(fd).st_size
-    carry, carry_at, offset = b"", 0, 0
+    try:
+        if anchor is not None:
+            scanned.header, _ = _read_header(fd, size)
+            scanned.first = scanned.length = anchor[0]
+            scanned.start = anchor[1]
+        _scan(fd, scanned, scanned.start, size)
+    except _BadLine as bad:
+        raise StoreError(f"{path}: line {_line_number(fd, bad.offset)}: {bad.reason}") from None
+    return scanned
+
+
+def scan_prefix(path: Path, through: int, offset: int) -> array[int]:
+    """Validate the events before an anchor (event ``through`` starts at
+    ``offset``) and index them: the index entries for seq 0 to ``through``
+    (exclusive). Raises StoreError."""
+    with path.open("rb") as file:
+        fd = file.fileno()
+        scanned = Scanned(path)
+        try:
+            _scan(fd, scanned, 0, offset)
+            if scanned.torn is not None or scanned.missing_newline:
+                raise _BadLine(scanned.end, "the snapshot's offset is not at a line's end")
+            if scanned.length != through:
+                raise _BadLine(
+                    offset, f"{scanned.length} events before the snapshot's offset, not {through}"
+                )
+        except _BadLine as bad:
+            raise StoreError(f"{path}: line {_line_number(fd, bad.offset)}: {bad.reason}") from None
+    return scanned.index
+
+
+def _scan(fd: int, scanned: Scanned, begin: int, size: int) -> None:
+    carry, carry_at, offset = b"", begin, begin
     while offset < size:
-        chunk = os.pread(fd, _CHUNK, offset)
+        chunk = os.pread(fd, min(_CHUNK, size - offset), offset)
         if not chunk:
             break
         offset += len(chunk)
-        buffer, start = carry + chunk, 0
-        while (newline := buffer.find(b"\n", start)) >= 0:
-            scanned.take(buffer[start:newline], carry_at + start)
-            start = newline + 1
+        buffer = carry + chunk
+        start = _take_lines(scanned, buffer, carry_at)
         carry, carry_at = buffer[start:], carry_at + start
     scanned.end = carry_at + len(carry)
     if carry.strip():
         if _is_json(carry):
-            scanned.take(carry, carry_at)
+            _take_lines(scanned, carry + b"\n", carry_at)
             scanned.missing_newline = True
         else:
             scanned.torn, scanned.end = carry, carry_at
-    return scanned
+
+
+def _take_lines(scanned: Scanned, buffer: bytes, at: int) -> int:
+    """Account for every complete line of ``buffer`` (which starts at file
+    offset ``at``); where the incomplete rest starts."""
+    start = 0
+    length = scanned.length
+    index = scanned.index
+    find = buffer.find
+    decode = _EVENT.decode
+    try:
+        while (newline := find(b"\n", start)) >= 0:
+            line = buffer[start:newline]
+            if scanned.header is None or not line or line.isspace():
+                if line.strip():
+                    scanned.header = _decode_header(line, at + start)
+                start = newline + 1
+                continue
+            try:
+                seq = decode(line).seq
+            except msgspec.DecodeError:
+                seq = _decode_slowly(line, at + start)
+            except msgspec.ValidationError as exc:
+                raise _BadLine(at + start, f"invalid event: {exc}") from None
+            if seq != length:
+                raise _BadLine(at + start, f"event seq {seq} should be {length}")
+            if not length % STRIDE:
+                index.append(at + start)
+            length += 1
+            start = newline + 1
+    finally:
+        scanned.length = length
+    return start
+
+
+def _decode_slowly(line: bytes, offset: int) -> int:
+    try:
+        return decode_event_line(line).seq
+    except _MSGSPEC_ERRORS as exc:
+        raise _BadLine(offset, f"invalid event: {exc}") from None
+
+
+def _decode_header(line: bytes, offset: int) -> SessionHeader:
+    try:
+        return _HEADER.decode(line)
+    except _MSGSPEC_ERRORS as exc:
+        raise _BadLine(offset, f"invalid session header: {exc}") from None
+
+
+def _read_header(fd: int, size: int) -> tuple[SessionHeader, int]:
+    """The header (the first non-blank line) and where the line after it starts."""
+    offset, carry = 0, b""
+    while offset < size:
+        chunk = os.pread(fd, min(1 << 16, size - offset), offset)
+        if not chunk:
+            break
+        offset += len(chunk)
+        carry += chunk
+        start = 0
+        while (newline := carry.find(b"\n", start)) >= 0:
+            if carry[start:newline].strip():
+                return _decode_header(carry[start:newline], start), newline + 1
+            start = newline + 1
+    raise _BadLine(0, "missing session header")
+
+
+def _line_number(fd: int, offset: int) -> int:
+    """The 1-based number of the line starting at ``offset`` (for messages)."""
+    newlines, at = 0, 0
+    while at < offset:
+        chunk = os.pread(fd, min(_CHUNK, offset - at), at)
+        if not chunk:
+            break
+        newlines += chunk.count(b"\n")
+        at += len(chunk)
+    return newlines + 1
 
 
 def _is_json(fragment: bytes) -> bool:

@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,3 +166,49 @@ class FlakyFsync:
         if target.endswith(".jsonl"):
             return "session"
         return "other"
+
+
+def open_fds() -> int:
+    """Descriptors this process holds."""
+    return sum(1 for _ in Path("/proc/self/fd").iterdir())
+
+
+class DescriptorLimit:
+    """RLIMIT_NOFILE lowered to the lowest free descriptor number: a real
+    EMFILE for every open, socket or dup until ``lift()``."""
+
+    def __init__(self) -> None:
+        self._soft, self._hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    def exhaust(self) -> None:
+        lowest = os.open(os.devnull, os.O_RDONLY)  # the kernel hands out the lowest free number
+        os.close(lowest)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest, self._hard))
+
+    def lift(self) -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self._soft, self._hard))
+
+
+@pytest.fixture
+def fd_limit() -> Iterator[DescriptorLimit]:
+    limit = DescriptorLimit()
+    try:
+        yield limit
+    finally:
+        limit.lift()
+
+
+class GatedFsync:
+    """A real ``os.fsync`` that holds every session file's sync (``.jsonl``)
+    until the gate opens; ``held`` is set once one waits there."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.gate.set()
+        self.held = threading.Event()
+
+    def __call__(self, fd: int) -> None:
+        if FlakyFsync.kind(fd) == "session" and not self.gate.is_set():
+            self.held.set()
+            self.gate.wait()
+        os.fsync(fd)

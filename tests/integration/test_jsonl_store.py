@@ -3,7 +3,9 @@ journal recovery, and honest flushes when writes or syncs fail."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +13,23 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.adapters.stores.jsonl import JsonlLog, JsonlStore
+from tickler.adapters.stores.lines import decode_line, encode_batch
 from tickler.adapters.stores.wal import read_records
 from tickler.core import parse_session_jsonl
+from tickler.core.session import SessionFileError, event
 from tickler.shell.ports import NewEvent, Snapshot, StoreError
 
-from .conftest import CHILD, FileSizeLimit, FlakyFsync, new_events
+from .conftest import (
+    CHILD,
+    DescriptorLimit,
+    FileSizeLimit,
+    FlakyFsync,
+    GatedFsync,
+    new_events,
+    open_fds,
+)
+from .test_store_contract import expected, summary
 
 HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":5}\n'
 
@@ -171,7 +184,7 @@ async def test_a_dead_journal_restores_lost_writes(tmp_path: Path, cut: str) -> 
     assert any("replayed events" in note for note in store.recovered)
     assert (cut == "mid-line") == any("torn" in note for note in store.recovered)
     assert path.read_bytes() == complete
-    assert journals(tmp_path) == [journals(tmp_path)[0]]  # only our own, live journal
+    assert journals(tmp_path) == []  # replayed and removed; ours is created when first needed
     log = await store.open("s1", created_at=5)
     assert log.length == 15
     await store.close()
@@ -182,10 +195,11 @@ async def test_a_journal_that_cannot_be_replayed_raises(tmp_path: Path) -> None:
     die_after(tmp_path, 3)  # its journal holds seq 3-11 only
     path = tmp_path / "s1.jsonl"
     path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:2]))
+    dead = journals(tmp_path)
     store = JsonlStore(tmp_path)  # the other sessions stay usable
     with pytest.raises(StoreError, match="journal holds seq 3 but the file ends at seq 1"):
         await store.open("s1", created_at=5)
-    assert len(journals(tmp_path)) == 2  # the dead one is kept for a later try
+    assert journals(tmp_path) == dead  # the dead one is kept for a later try
     await (await store.open("s2", created_at=5)).close()
     await store.close()
 
@@ -213,26 +227,34 @@ async def test_a_failed_journal_sync_is_never_reported_durable(tmp_path: Path) -
     assert len(parse_session_jsonl((tmp_path / "s1.jsonl").read_bytes()).events) == 3
 
 
-async def test_a_failed_checkpoint_fails_the_flush_and_keeps_the_journal(tmp_path: Path) -> None:
+async def test_a_failed_checkpoint_keeps_the_journal_and_never_fails_a_flush(
+    tmp_path: Path,
+) -> None:
     flaky = FlakyFsync()
-    store = JsonlStore(tmp_path, fsync=flaky, journal_limit=1)  # every append retires one
+    store = JsonlStore(tmp_path, fsync=flaky, journal_limit=1)  # every round retires one
     log = await store.open("s1", created_at=5)
     await log.append(new_events(1))
     await log.flush()
+    await store.checkpoint()
+    assert journals(tmp_path) == []  # checkpointed (in the background) and deleted
     await log.append(new_events(1, start=1))
     flaky.fail("session")
-    with pytest.raises(StoreError, match="checkpoint"):
-        await log.flush()
-    flaky.heal()
-    await log.flush()
+    await log.flush()  # durable in the journal: the checkpoint is not the flush's business
+    with pytest.raises(StoreError, match=r"cannot checkpoint.*'s1'.*injected.*kept for replay"):
+        await store.checkpoint()
     kept = journals(tmp_path)
-    assert len(kept) == 2  # the one whose checkpoint failed stays, and the current one
+    assert len(kept) == 1
+    flaky.heal()
+    await log.append(new_events(1, start=2))
+    await log.flush()
+    await store.checkpoint()  # the failure was reported once
+    assert journals(tmp_path) == kept  # kept, locked, until this process is done with it
     await store.close()
-    assert journals(tmp_path) == kept[:1]  # left for the next opener to replay
+    assert journals(tmp_path) == kept  # left for the next opener to replay
     again = JsonlStore(tmp_path)
-    assert kept[0] not in journals(tmp_path)  # replayed (nothing missing) and removed
+    assert journals(tmp_path) == []  # replayed (nothing missing) and removed
     log = await again.open("s1", created_at=5)
-    assert log.length == 2
+    assert log.length == 3
     await again.close()
 
 
@@ -275,7 +297,7 @@ async def test_a_failed_close_leaves_the_journal_for_the_next_opener(tmp_path: P
         await store.close()
     assert journals(tmp_path)
     again = JsonlStore(tmp_path)
-    assert journals(tmp_path) == [journals(tmp_path)[0]]
+    assert journals(tmp_path) == []  # replayed and removed
     log = await again.open("s1", created_at=5)
     assert log.length == 4
     await again.close()
@@ -376,3 +398,239 @@ async def test_a_batch_kill_9_could_cut_is_journaled_first(
     await log.flush()
     await store.close()
     assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
+
+
+# -- descriptors, robustness, fast reopen, prompt rounds ------------------
+
+
+async def test_an_open_session_holds_one_descriptor(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    base = open_fds()
+    logs = [await store.open(f"s{index}", created_at=5) for index in range(20)]
+    assert open_fds() == base + 20  # the file, whose flock is the writer lock
+    for log in logs:
+        await log.append(new_events(2, start=log.length))  # logged, not flushed
+    assert open_fds() == base + 20
+    await asyncio.gather(*(log.flush() for log in logs))
+    assert open_fds() == base + 20 + 1  # and the store's journal file
+    await logs[0].close()
+    assert open_fds() == base + 20
+    reader = logs[1].events(0)
+    assert next(reader).seq == 0  # a read opens the file for its duration
+    assert open_fds() == base + 20 + 1
+    del reader
+    await store.close()
+    assert open_fds() == base - 2  # the store held its two directories
+
+
+async def test_running_out_of_descriptors_fails_a_flush_never_the_store(
+    tmp_path: Path, fd_limit: DescriptorLimit
+) -> None:
+    flaky = FlakyFsync()
+    store = JsonlStore(tmp_path, fsync=flaky)
+    log = await store.open("s1", created_at=5)
+    other = await store.open("s2", created_at=5)
+    await log.append(new_events(2))
+    flaky.fail("journal")
+    with pytest.raises(StoreError, match="injected"):
+        await log.flush()  # the journal file is retired: the next needs a new descriptor
+    flaky.heal()
+    await store.checkpoint()  # no descriptor gets freed while the limit holds
+    fd_limit.exhaust()
+    with pytest.raises(StoreError, match="Too many open files"):
+        await log.flush()
+    with pytest.raises(StoreError, match="Too many open files"):
+        await log.flush()  # still failing, still honest
+    with pytest.raises(StoreError, match="Too many open files"):
+        await store.open("s3", created_at=5)
+    big = [NewEvent("pad", b'"' + b"x" * 3000 + b'"', 1) for _ in range(2)]
+    with pytest.raises(StoreError, match="Too many open files"):
+        await other.append(big)  # crosses a page: journaled first, which needs the file
+    assert (log.length, other.length) == (2, 0)
+    fd_limit.lift()
+    await log.flush()  # the same store recovers by itself
+    await other.append(big)
+    await other.flush()
+    third = await store.open("s3", created_at=5)
+    await third.append(new_events(1))
+    await third.flush()
+    await store.close()
+    again = JsonlStore(tmp_path)
+    assert not again.recovered
+    for name, length in (("s1", 2), ("s2", 2), ("s3", 1)):
+        assert (await again.open(name, created_at=5)).length == length
+    await again.close()
+
+
+async def test_a_checkpoint_never_holds_up_a_flush(tmp_path: Path) -> None:
+    gated = GatedFsync()
+    store = JsonlStore(tmp_path, fsync=gated, journal_limit=1)  # every round retires one
+    first = await store.open("first", created_at=5)
+    second = await store.open("second", created_at=5)
+    gated.gate.clear()
+    await first.append(new_events(1))
+    await first.flush()  # the checkpoint this starts waits at first.jsonl's sync
+    assert await asyncio.to_thread(gated.held.wait, 60)
+    for count in range(3):
+        await second.append(new_events(1, start=count))
+        await asyncio.wait_for(second.flush(), 60)  # a guard against a hang, not a timing
+    assert len(journals(tmp_path)) >= 2  # retired, waiting for their checkpoint
+    gated.gate.set()
+    await store.checkpoint()
+    assert journals(tmp_path) == []
+    await store.close()
+
+
+async def test_a_flush_starts_its_round_before_other_ready_tasks_run(tmp_path: Path) -> None:
+    first_round: list[int] = []
+
+    def fsync(fd: int) -> None:
+        if FlakyFsync.kind(fd) == "journal" and not first_round:
+            journal = Path(f"/proc/self/fd/{fd}").read_bytes()
+            first_round.append(len(list(read_records(journal))))
+        os.fsync(fd)
+
+    store = JsonlStore(tmp_path, fsync=fsync)
+    logs = [await store.open(f"s{index}", created_at=5) for index in range(20)]
+
+    async def create(log: JsonlLog) -> None:
+        await log.append(new_events(1))
+        await log.flush()
+
+    await asyncio.gather(*(create(log) for log in logs))
+    # The first flush wrote and synced its own record at once; the 19 others,
+    # ready meanwhile, shared the next round.
+    assert first_round == [1]
+    await store.close()
+
+
+async def test_a_snapshot_lets_a_reopen_skip_the_events_it_covers(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(1000))
+    await log.save_snapshot(Snapshot(800, b"through 800"))
+    await store.close()
+    path = tmp_path / "s1.jsonl"
+    # Damage event 10 without changing its length: only reading it can tell.
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[11] = lines[11].replace(b'"n":10,', b'"n":1x,')
+    path.write_bytes(b"".join(lines))
+
+    again = JsonlStore(tmp_path)
+    log = await again.open("s1", created_at=5)  # the events before 800 are not read
+    assert log.length == 1000
+    assert log.load_snapshot() == Snapshot(800, b"through 800")
+    for start in (800, 801, 1000):
+        assert summary(log, start) == expected(new_events(1000), start)
+    with pytest.raises(StoreError, match=r"s1\.jsonl: line 12: invalid event"):
+        log.events(5)  # reading before the snapshot validates what it skipped
+    await log.append(new_events(1, start=1000))
+    assert summary(log, 990) == expected(new_events(1001), 990)
+    await again.close()
+    with pytest.raises(SessionFileError, match="line 12"):
+        parse_session_jsonl(path.read_bytes())  # tickler check reads every line
+
+    path.with_suffix(".snapshot").unlink()
+    third = JsonlStore(tmp_path)
+    with pytest.raises(StoreError, match=r"s1\.jsonl: line 12: invalid event"):
+        await third.open("s1", created_at=5)  # no snapshot: every line is validated
+    await third.close()
+
+
+async def test_events_before_and_after_a_snapshot_anchor(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(900))
+    await log.save_snapshot(Snapshot(600, b"through 600"))  # not at a block boundary
+    await log.append(new_events(100, start=900))
+    await store.close()
+    again = JsonlStore(tmp_path)
+    log = await again.open("s1", created_at=5)
+    assert log.length == 1000
+    await log.append(new_events(100, start=1000))
+    for start in (1099, 1024, 1000, 768, 767, 601, 600, 599, 512, 511, 256, 255, 1, 0):
+        assert summary(log, start) == expected(new_events(1100), start)
+    await log.save_snapshot(Snapshot(700, b"through 700"))  # before the length: found by reading
+    await again.close()
+    third = JsonlStore(tmp_path)
+    log = await third.open("s1", created_at=5)
+    assert log.load_snapshot() == Snapshot(700, b"through 700")
+    assert summary(log, 0) == expected(new_events(1100))
+    await third.close()
+
+
+async def test_a_snapshot_of_another_history_is_ignored(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(300))
+    await log.save_snapshot(Snapshot(300, b"old history"))
+    await store.close()
+    path = tmp_path / "s1.jsonl"
+    # Rewritten behind the store's back: the same count, other events.
+    lines = path.read_bytes().splitlines(keepends=True)
+    other = [line.replace(b'"text"', b'"txet"') for line in lines[1:]]
+    path.write_bytes(lines[0] + b"".join(other))
+    again = JsonlStore(tmp_path)
+    log = await again.open("s1", created_at=5)
+    assert log.length == 300  # counted by reading every line
+    assert log.load_snapshot() is None  # it describes events the file no longer holds
+    await log.save_snapshot(Snapshot(300, b"new history"))
+    assert log.load_snapshot() == Snapshot(300, b"new history")
+    await again.close()
+
+
+@pytest.mark.parametrize("content", [b"", b'{"type":"sess'], ids=["empty", "torn-header"])
+async def test_a_file_a_crash_left_without_a_header_starts_afresh(
+    tmp_path: Path, content: bytes
+) -> None:
+    (tmp_path / "s1.jsonl").write_bytes(content)
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    assert log.length == 0
+    assert bool(content) == any("torn header" in note for note in log.recovered)
+    await log.append(new_events(1))
+    await store.close()
+    data = (tmp_path / "s1.jsonl").read_bytes()
+    assert data.startswith(HEADER)
+    assert len(parse_session_jsonl(data).events) == 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"a":1}',
+        b'"\\u00e9\xc3\xa9 \\" \\\\"',
+        b"[]",
+        b"null",
+        b"-1.5e3",
+        b'{"a" : [1, {"b":null}]}',
+        b'"\xff"',  # not UTF-8: read back as written, like any reader does
+        b' {"a":1}\t',
+        b'"\\ud800"',  # a lone surrogate escape: msgspec refuses, JavaScript reads
+    ],
+)
+def test_lines_read_back_as_the_events_append_returns(data: bytes) -> None:
+    added, lines = encode_batch(0, [NewEvent("t/x", data, 3), NewEvent("é", data, 0)])
+    for seq, (item, line) in enumerate(zip(added, lines, strict=True)):
+        assert line.endswith(b"\n")
+        assert line.count(b"\n") == 1
+        assert line[:-1] == msgspec.json.encode(event(item.type, seq, item.time, data))
+        assert item == decode_line(line[:-1])
+    assert parse_session_jsonl(HEADER + b"".join(lines)).events == added
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        NewEvent("t", b"{}", True),
+        NewEvent("t", b"{}", 1.5),  # type: ignore[arg-type]
+        NewEvent("t", b"{}", 2**53),
+        NewEvent("t", b"1,2", 1),
+        NewEvent("t", b'1,"x":2', 1),  # would smuggle a key into the line
+        NewEvent("\ud800", b"{}", 1),
+    ],
+    ids=["bool-time", "float-time", "unsafe-time", "two-values", "smuggled-key", "surrogate-type"],
+)
+def test_events_that_would_not_read_back_as_given_are_refused(item: NewEvent) -> None:
+    with pytest.raises(ValueError, match=r"read back|cannot be written"):
+        encode_batch(0, [item])
