@@ -11,19 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Final, NamedTuple, Protocol
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from tickler.core.codec import decode_change
 from tickler.core.errors import CorruptScheduleLog
 from tickler.core.fixedrate import lattice
 from tickler.core.instant import MAX_INSTANT_MS, format_instant, parse_instant
-from tickler.core.jsnum import safe_integer
-from tickler.core.jstext import js_string
+from tickler.core.jsnum import MAX_SAFE_INTEGER, safe_integer
+from tickler.core.jstext import ES_WHITESPACE, js_string
 from tickler.core.layered import LayeredMap
 from tickler.core.model import (
+    MAX_EVERY_SECONDS,
+    MIN_EVERY_INTERVAL_SECONDS,
+    AfterSchedule,
     CreateChange,
     DeleteChange,
     DispatchChange,
@@ -34,7 +38,7 @@ from tickler.core.model import (
 from tickler.core.seen import SeenBuilder, SeenIds
 from tickler.core.session import SessionEvent
 from tickler.core.sortedkeys import DueKey, SortedKeys
-from tickler.core.wire import decode_many, first_check, instant_ms
+from tickler.core.wire import decode_many, instant_ms
 
 SCHEDULE_CHANGE: Final = "schedule/change"
 
@@ -237,10 +241,17 @@ class _FoldBook:
     def freeze(self) -> State:
         one_shots: list[DueKey] = []
         everies: list[DueKey] = []
-        for active in self.entries.values():
-            (everies if isinstance(active.record, EverySchedule) else one_shots).append(
-                active.due_key
-            )
+        entries = self.entries
+        for schedule_id, active in entries.items():
+            record = active.record
+            if not isinstance(record, EverySchedule):
+                one_shots.append((active.target, active.order, schedule_id))
+                continue
+            everies.append((active.target, active.order, schedule_id))
+            text = format_instant(active.target)  # the replay moved only the target
+            if text != record.scheduled_at:
+                moved = msgspec.structs.replace(record, scheduled_at=text)
+                entries[schedule_id] = Entry(active.order, moved, active.target)
         one_shots.sort()
         everies.sort()
         return State(
@@ -281,101 +292,116 @@ def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
     log = events if isinstance(events, Sequence) else list(events)
     if len(log) < seed:
         raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
-    owned = [
-        (index, event.data)
-        for index, event in enumerate(log)
-        if event.type == SCHEDULE_CHANGE and index >= seed
-    ]
+    owned = [event.data for event in islice(log, seed, None) if event.type == SCHEDULE_CHANGE]
     book = _FoldBook()
-    for start in range(0, len(owned), _CHUNK):
-        _apply_chunk(book, owned[start : start + _CHUNK])
+    try:
+        for start in range(0, len(owned), _CHUNK):
+            _apply_chunk(book, owned, start)
+    except _Rejected as rejected:
+        raise rejected.error.at(_log_index(log, seed, rejected.position)) from None
     return book.freeze()
 
 
 _CHUNK: Final = 4096
 
 
-def _apply_chunk(book: _FoldBook, chunk: list[tuple[int, msgspec.Raw]]) -> None:
-    """Decode a chunk in one call and replay it on the fast path; an event
-    the fast path cannot vouch for goes through the exact decoder and the
-    general rules (:func:`_apply`), for its exact outcome or reason. The
-    property tests hold both paths to the same result."""
-    if not chunk:
-        return
-    decoded = decode_many([data for _, data in chunk])
+class _Rejected(Exception):
+    """The ``position``-th owned change broke a rule (its log index is found
+    only then, so the replay need not carry indices)."""
+
+    def __init__(self, error: CorruptScheduleLog, position: int) -> None:
+        super().__init__(error, position)
+        self.error, self.position = error, position
+
+
+def _log_index(log: Sequence[SessionEvent], seed: int, position: int) -> int:
+    for index in range(seed, len(log)):
+        if log[index].type == SCHEDULE_CHANGE:
+            if position == 0:
+                return index
+            position -= 1
+    raise AssertionError("position beyond the owned changes")  # pragma: no cover
+
+
+def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, written out inline
+    book: _FoldBook, owned: list[msgspec.Raw], start: int
+) -> None:
+    """Decode a chunk in one call and replay it on the fast path, written out
+    inline because it runs once per logged change. A change the fast path
+    cannot vouch for goes through the exact decoder and the general rules
+    (:func:`_apply`), for its exact outcome or reason. The property tests
+    hold both paths to the same result.
+
+    A fixed-rate record moved here keeps its old ``scheduledAt`` text (only
+    its target moves); ``freeze`` writes the text once, for the survivors.
+    """
+    chunk = owned[start : start + _CHUNK]
+    decoded = decode_many(chunk)
     if decoded is None:
-        for index, data in chunk:
-            _apply_exactly(book, index, data)
+        for position, data in enumerate(chunk, start):
+            _apply_exactly(book, position, data)
         return
-    accepted = _Accepted()
-    for (index, data), change in zip(chunk, decoded, strict=True):
-        if isinstance(change, DispatchChange):
-            done = _fast_dispatch(book.entries, change, accepted)
-        elif isinstance(change, CreateChange):
-            done = _fast_create(book, change.schedule)
-        else:
-            done = book.entries.pop(change.id, None) is not None
-        if not done:
-            _apply_exactly(book, index, data)
+    entries, seen = book.entries, book.seen_ids
+    new_entry = _new_entry
+    strip, ws = str.strip, ES_WHITESPACE
+    accepted_text, accepted_ms = "", 0
+    for position, change in enumerate(decoded, start):
+        if type(change) is DispatchChange:
+            active = entries.get(change.id)  # an active id was checked at its create
+            if active is not None:
+                accepted = change.accepted_at
+                if type(active.record) is not EverySchedule:
+                    if accepted is UNSET:
+                        del entries[change.id]
+                        continue
+                elif type(accepted) is str:
+                    if accepted != accepted_text:
+                        read = instant_ms(accepted)
+                        if read is None:
+                            _apply_exactly(book, position, chunk[position - start])
+                            continue
+                        accepted_text, accepted_ms = accepted, read
+                    target = active.target
+                    if accepted_ms >= target:
+                        interval = active.record.every_seconds * 1000
+                        following = target + ((accepted_ms - target) // interval + 1) * interval
+                        if following > MAX_INSTANT_MS:
+                            del entries[change.id]
+                        else:
+                            entries[change.id] = new_entry(
+                                Entry, (active.order, active.record, following)
+                            )
+                        continue
+        elif type(change) is CreateChange:
+            record = change.schedule
+            prompt = record.prompt
+            if record.id == seen.next_id and prompt and strip(prompt, ws) == prompt:
+                if type(record) is AfterSchedule:
+                    ok = 0 < record.after_seconds <= MAX_SAFE_INTEGER
+                elif type(record) is EverySchedule:
+                    ok = MIN_EVERY_INTERVAL_SECONDS <= record.every_seconds <= MAX_EVERY_SECONDS
+                else:
+                    ok = True
+                target_ms = instant_ms(record.scheduled_at) if ok else None
+                if target_ms is not None:
+                    entries[record.id] = new_entry(Entry, (book.created, record, target_ms))
+                    seen.add(record.id)
+                    book.created += 1
+                    continue
+        elif type(change) is DeleteChange and entries.pop(change.id, None) is not None:
+            continue  # a delete of an active id
+        _apply_exactly(book, position, chunk[position - start])
 
 
-class _Accepted:
-    """The last acceptedAt read: a fixed-rate batch's dispatches share one."""
-
-    __slots__ = ("ms", "text")
-
-    def __init__(self) -> None:
-        self.text, self.ms = "", 0
-
-    def read(self, text: str) -> int | None:
-        if text != self.text:
-            ms = instant_ms(text)
-            if ms is None:
-                return None
-            self.text, self.ms = text, ms
-        return self.ms
+# Builds an Entry without the Python-level NamedTuple constructor (hot path).
+_new_entry: Final = tuple.__new__
 
 
-def _fast_dispatch(entries: dict[str, Entry], change: DispatchChange, cache: _Accepted) -> bool:
-    active = entries.get(change.id)  # an active id was checked at its create
-    if active is None:
-        return False
-    record, accepted = active.record, change.accepted_at
-    if not isinstance(record, EverySchedule):
-        if accepted is not UNSET:
-            return False
-        del entries[change.id]
-        return True
-    accepted_ms = None if isinstance(accepted, UnsetType) else cache.read(accepted)
-    if accepted_ms is None or accepted_ms < active.target:
-        return False
-    interval = record.every_seconds * 1000
-    following = active.target + ((accepted_ms - active.target) // interval + 1) * interval
-    if following > MAX_INSTANT_MS:
-        del entries[change.id]
-    else:
-        moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
-        entries[change.id] = Entry(active.order, moved, following)
-    return True
-
-
-def _fast_create(book: _FoldBook, record: ScheduleRecord) -> bool:
-    if record.id != book.seen_ids.next_id or not first_check(record):
-        return False
-    target = instant_ms(record.scheduled_at)
-    if target is None:
-        return False
-    book.entries[record.id] = Entry(book.created, record, target)
-    book.seen_ids.add(record.id)
-    book.created += 1
-    return True
-
-
-def _apply_exactly(book: _FoldBook, index: int, data: msgspec.Raw) -> None:
+def _apply_exactly(book: _FoldBook, position: int, data: msgspec.Raw) -> None:
     try:
         _apply(book, decode_change(data))
     except CorruptScheduleLog as exc:
-        raise exc.at(index) from None
+        raise _Rejected(exc, position) from None
 
 
 def fold_changes(changes: Iterable[ScheduleChange], state: State = EMPTY_STATE) -> State:
