@@ -42,8 +42,15 @@ Instant: TypeAlias = str
 Kind = Literal["after", "at", "every"]
 
 
+# gc=False: records and changes hold only strings and numbers (no cycles), so
+# the collector need not track them: 16 bytes less each, and less to scan.
 class _Record(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel", tag_field="kind"
+    msgspec.Struct,
+    frozen=True,
+    gc=False,
+    forbid_unknown_fields=True,
+    rename="camel",
+    tag_field="kind",
 ):
     id: ScheduleId
     prompt: Prompt
@@ -88,6 +95,7 @@ ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
 class _Change(
     msgspec.Struct,
     frozen=True,
+    gc=False,
     kw_only=True,
     forbid_unknown_fields=True,
     rename="camel",

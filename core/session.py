@@ -40,7 +40,7 @@ class SessionHeader(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         return 0 if isinstance(self.seed_length, UnsetType) else self.seed_length
 
 
-class SessionEvent(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class SessionEvent(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """One logged event; ``data`` is its raw JSON."""
 
     type: str

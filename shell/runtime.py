@@ -84,7 +84,7 @@ class ScheduleRuntime:
         self._host = host
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._timers = timers
-        self._backoff = backoff if backoff is not None else Backoff()
+        self._backoff = backoff  # made when first needed: most sessions never retry
         self._on_fault = on_fault
         self._lock = asyncio.Lock()  # the session's FIFO: waiters are served in order
         self._loaded: Loaded | None = None
@@ -227,16 +227,22 @@ class ScheduleRuntime:
     # -- deliveries ---------------------------------------------------------
 
     async def _drive_loop(self) -> None:
-        while self._requested and not self._stopping and self._fault is None:
-            self._requested = False
-            async with self._lock:
-                if self._is_stopping():
-                    return
-                try:
-                    await self._drive_once()
-                except Exception:
-                    logger.exception("schedule: delivery failed; retrying")
-                    self._retry_later()
+        try:
+            while self._requested and not self._stopping and self._fault is None:
+                self._requested = False
+                async with self._lock:
+                    if self._is_stopping():
+                        return
+                    try:
+                        await self._drive_once()
+                    except Exception:
+                        logger.exception("schedule: delivery failed; retrying")
+                        self._retry_later()
+        finally:
+            # A finished task is not kept: thousands of idle sessions would
+            # each hold one.
+            if self._drive_task is asyncio.current_task():
+                self._drive_task = None
 
     async def _drive_once(self) -> None:
         just_idle, self._just_idle = self._just_idle, False
@@ -312,7 +318,8 @@ class ScheduleRuntime:
             self._retry_later()
             return None
         self._current().outbox.pop(message.key, None)
-        self._backoff.reset()
+        if self._backoff is not None:
+            self._backoff.reset()
         return message
 
     async def _mark_delivered(self, message: FollowUp) -> None:
@@ -362,6 +369,8 @@ class ScheduleRuntime:
     def _retry_later(self) -> None:
         if self._stopping or (self._retry_task is not None and not self._retry_task.done()):
             return
+        if self._backoff is None:
+            self._backoff = Backoff()
         delay = self._backoff.next_delay()
         self._retry_task = asyncio.get_running_loop().create_task(self._retry_after(delay))
 

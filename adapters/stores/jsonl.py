@@ -76,6 +76,9 @@ from tickler.shell.ports import (
 
 PAGE = mmap.PAGESIZE
 _TORN_HEADER_LIMIT = 1 << 16  # a longer first line is no header a crash cut
+# Guards building a log's prefix index (rare: a read before a snapshot's
+# anchor); one lock for all logs, so an open session costs none.
+_PREFIX_LOCK = threading.Lock()
 
 
 class JsonlLog:
@@ -94,7 +97,7 @@ class JsonlLog:
         self._store = store
         self._journal = store._journal
         self._file = file
-        self._path = scanned.path
+        self._path = str(scanned.path)  # a str, not a Path: kept by every open session
         self._header = scanned.header
         self._length = scanned.length
         self._size = scanned.end
@@ -105,7 +108,6 @@ class JsonlLog:
         self._index_from = scanned.index_from
         # The index before ``_first``: built (validating) when first needed.
         self._prefix: array[int] | None = None if scanned.first else array("q")
-        self._prefix_lock = threading.Lock()
         self._position = 0  # the number of our last journal record
         self._based = based  # the file as opened is durable (see Journal.need_base)
         self._roll_back_to: int | None = None  # a failed write's tail still to cut off
@@ -124,14 +126,14 @@ class JsonlLog:
 
     @property
     def path(self) -> Path:
-        return self._path
+        return Path(self._path)
 
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
         start = max(start, 0)
         if start >= self._length:
             return iter(())
         offset, seq = self._seek(start)
-        return _read_events(self._path, offset, seq, start, self._length)
+        return _read_events(Path(self._path), offset, seq, start, self._length)
 
     async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         self._check_writable()
@@ -227,7 +229,7 @@ class JsonlLog:
 
     @property
     def _snapshot_path(self) -> Path:
-        return self._path.with_suffix(".snapshot")
+        return Path(self._path).with_suffix(".snapshot")
 
     def _write_snapshot(self, snapshot: Snapshot, offset: int) -> None:
         window = min(WINDOW, offset)
@@ -271,17 +273,17 @@ class JsonlLog:
         first time (thread-safe: ``events`` may run on a worker thread)."""
         prefix = self._prefix
         if prefix is None:
-            with self._prefix_lock:
+            with _PREFIX_LOCK:
                 prefix = self._prefix
                 if prefix is None:
-                    prefix = scan_prefix(self._path, self._first, self._first_offset)
+                    prefix = scan_prefix(Path(self._path), self._first, self._first_offset)
                     self._prefix = prefix
         return prefix
 
     def _offset_of(self, seq: int) -> int:
         """Where event ``seq`` (< length) starts."""
         offset, at = self._seek(seq)
-        with self._path.open("rb") as file:
+        with Path(self._path).open("rb") as file:
             file.seek(offset)
             for line in file:
                 if line.strip():
