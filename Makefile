@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test lint specs bench clean
+.PHONY: install demo test lint specs bench bench-core bench-runtime bench-stores clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -35,8 +35,18 @@ lint: install
 specs: install
 	$(BIN)/python specs/generate.py
 
-bench: install
+# Benchmarks print their figures, with ratios to a peer measured in the same
+# run (the machine may be shared); about 6 minutes in all on 2 cores.
+bench: bench-core bench-stores bench-runtime
+
+bench-core: install
 	$(BIN)/python bench/core.py
+
+bench-stores: install
+	$(BIN)/python bench/stores.py
+
+bench-runtime: install
+	$(BIN)/python bench/runtime.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -70,12 +70,15 @@ def inspect(path: str, tz_name: str, as_json: bool) -> int:
 
 
 @cli.command()
-def demo() -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="Tell the story on stderr; print the outcome as JSON."
+)
+def demo(as_json: bool) -> int:
     """Run the main job offline: reminders created by a model, delivered as
     turns, across a kill -9 and a restart, then inspected."""
     from tickler.adapters.cli.demo import run_demo
 
-    return run_demo()
+    return run_demo(as_json)
 
 
 @cli.command("_demo-agent", hidden=True)

@@ -18,16 +18,18 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 from zoneinfo import ZoneInfo
 
 import click
+from rich.console import Console
 
 from tickler.adapters.cli.check import check_file
 from tickler.adapters.cli.inspect import inspect_session
-from tickler.adapters.cli.output import console, print_report
+from tickler.adapters.cli.output import console, print_json, print_report
 from tickler.adapters.cli.session import live_session, open_store
 from tickler.adapters.offline_model import OfflineModel
 from tickler.core import parse_session_jsonl
@@ -39,6 +41,7 @@ ZONE = "Europe/Berlin"
 AFTER_S = 3
 AT_IN_S = 9
 MARK = "@@"
+Say: TypeAlias = Callable[[str], None]
 
 
 def _say(text: str) -> None:
@@ -106,14 +109,14 @@ def _spawn(store_dir: str, phase: str, messages: list[str]) -> subprocess.Popen[
     )
 
 
-def _stream_until(child: subprocess.Popen[str], marker: str, deadline: float) -> bool:
+def _stream_until(child: subprocess.Popen[str], marker: str, deadline: float, say: Say) -> bool:
     assert child.stdout is not None
     for line in child.stdout:
         if line.startswith(MARK):
             if line[len(MARK) :].startswith(marker):
                 return True
             continue
-        _say(line.rstrip("\n"))
+        say(line.rstrip("\n"))
         if time.monotonic() > deadline:
             break
     return False
@@ -124,8 +127,15 @@ def _at_message(now: datetime) -> str:
     return f"remind me at {local:%H:%M:%S} {ZONE} on {local:%Y-%m-%d} to join the standup"
 
 
-def run_demo() -> int:
-    out = console()
+def run_demo(as_json: bool = False) -> int:
+    """The story on stdout; with ``as_json`` the story goes to stderr and
+    stdout gets one JSON document of the outcome."""
+    stream = sys.stderr if as_json else sys.stdout
+    out = console(stderr=as_json)
+
+    def say(text: str) -> None:
+        print(text, file=stream, flush=True)
+
     with tempfile.TemporaryDirectory(prefix="tickler-demo-") as store_dir:
         now = datetime.now(UTC)
         messages = [
@@ -133,28 +143,29 @@ def run_demo() -> int:
             _at_message(now),
             "every 5 minutes drink water",
         ]
-        _say(f"tickler demo: session {SESSION!r} in a JSONL store at {store_dir}\n")
-        _say("1) An agent process starts; the model creates three reminders with the tools:")
+        say(f"tickler demo: session {SESSION!r} in a JSONL store at {store_dir}\n")
+        say("1) An agent process starts; the model creates three reminders with the tools:")
         first = _spawn(store_dir, "first", messages)
         deadline = time.monotonic() + 30
-        ok = _stream_until(first, "delivered", deadline)
+        ok = _stream_until(first, "delivered", deadline, say)
         first.send_signal(signal.SIGKILL)
         first.wait()
         if not ok:
             raise click.ClickException("the first reminder was not delivered in time")
-        _say(f"\n2) kill -9 of the agent process (pid {first.pid}) with reminders still pending.")
-        _say("\n3) A new process opens the same session; the runtime resumes from the log:")
+        say(f"\n2) kill -9 of the agent process (pid {first.pid}) with reminders still pending.")
+        say("\n3) A new process opens the same session; the runtime resumes from the log:")
         second = _spawn(store_dir, "second", [])
-        _stream_until(second, "never", time.monotonic() + 40)
+        _stream_until(second, "never", time.monotonic() + 40, say)
         second.wait(timeout=30)
         path = Path(store_dir) / f"{SESSION}.jsonl"
-        return _epilogue(path, out)
+        return _epilogue(path, out, say, as_json)
 
 
-def _epilogue(path: Path, out: Any) -> int:
-    _say("\n4) tickler inspect of the session log:")
+def _epilogue(path: Path, out: Console, say: Say, as_json: bool) -> int:
+    say("\n4) tickler inspect of the session log:")
     parsed = parse_session_jsonl(path.read_bytes())
-    print_report(inspect_session(parsed, time.time_ns() // 1_000_000, ZoneInfo(ZONE)), out)
+    report = inspect_session(parsed, time.time_ns() // 1_000_000, ZoneInfo(ZONE))
+    print_report(report, out)
     keys = Counter(
         json.loads(bytes(e.data))["key"]
         for e in parsed.events
@@ -162,15 +173,27 @@ def _epilogue(path: Path, out: Any) -> int:
     )
     repeated = sorted(key for key, n in keys.items() if n > 1)
     verdict = check_file(str(path))
-    _say(f"\n5) tickler check: {verdict.as_text()}")
-    _say(
+    say(f"\n5) tickler check: {verdict.as_text()}")
+    say(
         f"   reminder turns: {sum(keys.values())} for {len(keys)} occurrences; "
         + ("nothing repeated, nothing lost." if not repeated else f"REPEATED: {repeated}")
     )
     every = [r for r in inspect_session(parsed, 0, ZoneInfo("UTC")).active if r["kind"] == "every"]
     if every:
-        _say(
+        say(
             "   the every-5-minutes reminder stays active; next occurrence "
             f"{every[0]['scheduledAt']} (the floor is 300 s, so the demo does not wait for it)."
         )
-    return 0 if not repeated and verdict.status == 0 and len(keys) >= 2 else 1
+    ok = not repeated and verdict.status == 0 and len(keys) >= 2
+    if as_json:
+        print_json(
+            {
+                "ok": ok,
+                "reminderTurns": sum(keys.values()),
+                "occurrences": sorted(keys),
+                "repeated": repeated,
+                "check": verdict.as_json(),
+                "session": report.as_json(),
+            }
+        )
+    return 0 if ok else 1

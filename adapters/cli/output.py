@@ -15,10 +15,10 @@ def print_json(value: object) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
 
 
-def console() -> Console:
+def console(*, stderr: bool = False) -> Console:
     """A console that does not squeeze tables when output is piped."""
-    probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 160)
+    probe = Console(stderr=stderr)
+    return Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 160)
 
 
 def print_report(report: Report, out: Console | None = None) -> None:

@@ -130,6 +130,21 @@ def test_demo_tells_the_whole_story() -> None:
     assert out.count("Reminder: join the standup") == 1
 
 
+def test_demo_json_prints_one_document_and_tells_the_story_on_stderr() -> None:
+    result = tickler("demo", "--json", timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    outcome = json.loads(result.stdout)  # stdout is the JSON document alone
+    assert outcome["ok"] is True
+    assert outcome["reminderTurns"] == 2
+    assert len(outcome["occurrences"]) == 2
+    assert outcome["repeated"] == []
+    assert outcome["check"]["status"] == "valid"
+    active = outcome["session"]["active"]
+    assert [reminder["kind"] for reminder in active] == ["every"]
+    assert "2) kill -9 of the agent process" in result.stderr
+    assert result.stderr.count("Reminder: stretch") == 1
+
+
 def test_chat_offline_delivers_a_reminder_while_chatting(tmp_path: Path) -> None:
     script = "remind me in 1 seconds to stretch\n"
     env = {**os.environ, "TICKLER_MODEL": ""}
