@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from tickler import __version__
 from tickler.adapters.tools import missing_extra
 from tickler.core.jstext import js_string
-from tickler.shell.host import FollowUp, IdleClaim
+from tickler.shell.host import FollowUp, IdleClaim, ReleaseOnce
 
 logger = logging.getLogger("tickler.delivery")
 
@@ -68,16 +68,6 @@ def followup_payload(message: FollowUp, session: str) -> bytes:
     ).encode()
 
 
-class _Claim:
-    def __init__(self, host: _DeliveryHost) -> None:
-        self._host: _DeliveryHost | None = host
-
-    def release(self) -> None:
-        if self._host is not None:
-            host, self._host = self._host, None
-            host._release()
-
-
 class _DeliveryHost:
     """The ``AgentHost`` part both targets share: the agent is never busy
     with a turn here, so a claim is granted unless a delivery is in flight;
@@ -95,7 +85,7 @@ class _DeliveryHost:
             return None
         self._claimed = True
         self._idle.clear()
-        return _Claim(self)
+        return ReleaseOnce(self._release)
 
     async def when_idle(self) -> None:
         await self._idle.wait()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
@@ -24,6 +25,21 @@ class IdleClaim(Protocol):
     def release(self) -> None:
         """End the claim; a follow-up queued under it may now start a turn."""
         ...
+
+
+class ReleaseOnce:
+    """An :class:`IdleClaim` that calls ``release`` on its first
+    ``release()`` only (a host hands one out per granted claim)."""
+
+    __slots__ = ("_release",)
+
+    def __init__(self, release: Callable[[], None]) -> None:
+        self._release: Callable[[], None] | None = release
+
+    def release(self) -> None:
+        if self._release is not None:
+            release, self._release = self._release, None
+            release()
 
 
 class AgentHost(Protocol):

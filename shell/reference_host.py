@@ -24,7 +24,7 @@ from typing import Final, Literal
 import msgspec
 
 from tickler.shell.clock import Clock, SystemClock
-from tickler.shell.host import FollowUp, IdleClaim
+from tickler.shell.host import FollowUp, IdleClaim, ReleaseOnce
 from tickler.shell.ports import NewEvent, SessionLog
 
 logger = logging.getLogger("tickler.host")
@@ -58,16 +58,6 @@ plugs in here (and calls the schedule tools through the runtime itself)."""
 
 _INPUT: Final = msgspec.json.Decoder(TurnInput)
 _TURN: Final = msgspec.json.Decoder(TurnRecord)
-
-
-class _Claim:
-    def __init__(self, host: ReferenceHost) -> None:
-        self._host: ReferenceHost | None = host
-
-    def release(self) -> None:
-        if self._host is not None:
-            host, self._host = self._host, None
-            host._release()
 
 
 class ReferenceHost:
@@ -114,7 +104,7 @@ class ReferenceHost:
             return None
         self._claimed = True
         self._idle.clear()
-        return _Claim(self)
+        return ReleaseOnce(self._release)
 
     async def when_idle(self) -> None:
         await self._idle.wait()

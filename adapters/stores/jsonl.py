@@ -35,7 +35,6 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
 from __future__ import annotations
 
 import asyncio
-import json
 import mmap
 import os
 import threading
@@ -56,7 +55,7 @@ from tickler.adapters.stores.journal import DEFAULT_LIMIT, Journal, SessionFile
 from tickler.adapters.stores.lines import decode_line, encode_batch, header_line
 from tickler.adapters.stores.locks import open_session_file
 from tickler.adapters.stores.recovery import LOG, Recovery, settle_tail
-from tickler.adapters.stores.scan import STRIDE, Scanned, scan_file, scan_prefix
+from tickler.adapters.stores.scan import STRIDE, Scanned, is_json, scan_file, scan_prefix
 from tickler.adapters.stores.snapshotfile import (
     WINDOW,
     Anchor,
@@ -422,7 +421,7 @@ class JsonlStore:
         notes: list[str] = []
         if size:
             head = os.pread(fd, size, 0)
-            if b"\n" in head or (head.strip() and _is_json(head)):
+            if b"\n" in head or (head.strip() and is_json(head)):
                 return False, []  # a header: the scan reads it
             if head.strip():
                 notes.append(
@@ -435,14 +434,6 @@ class JsonlStore:
         self.fsync(fd)
         self.fsync(self.dir_fd)
         return True, notes
-
-
-def _is_json(fragment: bytes) -> bool:
-    try:
-        json.loads(fragment)
-    except ValueError:
-        return False
-    return True
 
 
 def _valid(session_id: str) -> bool:

@@ -110,7 +110,7 @@ def _scan(fd: int, scanned: Scanned, begin: int, size: int) -> None:
         carry, carry_at = buffer[start:], carry_at + start
     scanned.end = carry_at + len(carry)
     if carry.strip():
-        if _is_json(carry):
+        if is_json(carry):
             _take_lines(scanned, carry + b"\n", carry_at)
             scanned.missing_newline = True
         else:
@@ -193,7 +193,7 @@ def _line_number(fd: int, offset: int) -> int:
     return newlines + 1
 
 
-def _is_json(fragment: bytes) -> bool:
+def is_json(fragment: bytes) -> bool:
     try:
         json.loads(fragment)
     except ValueError:
