@@ -44,14 +44,23 @@ EVENT = NewEvent(
 )
 
 
-def raw_fsync_rate(directory: Path, seconds: float) -> float:
-    """Appends of one line to one file, each followed by fsync."""
+def raw_fsync_rate(directory: Path, seconds: float, zeroed: bool = False) -> float:
+    """Appends of one line to one file, each followed by fsync; with
+    ``zeroed``, the lines overwrite zeros written and synced beforehand (as
+    the JSONL store's journal writes its records)."""
     line = b'{"type":"schedule/change","seq":0,"time":0,"data":{}}\n' * 2
-    fd = os.open(directory / "raw", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | (0 if zeroed else os.O_APPEND)  # pwrite ignores O_APPEND
+    fd = os.open(directory / "raw", flags, 0o644)
     try:
+        if zeroed:
+            os.write(fd, bytes(64 << 20))
+            os.fsync(fd)
         count, start = 0, time.perf_counter()
         while (elapsed := time.perf_counter() - start) < seconds:
-            os.write(fd, line)
+            if zeroed:
+                os.pwrite(fd, line, count * len(line))
+            else:
+                os.write(fd, line)
             os.fsync(fd)
             count += 1
     finally:
@@ -80,6 +89,7 @@ async def durable_rate(store: SessionStore, sessions: int, seconds: float) -> tu
 
 
 RAW = "raw write+fsync"
+RAW_ZEROED = "raw overwrite zeros"  # + fsync: how the JSONL journal writes
 STORES: dict[str, Callable[[Path], SessionStore]] = {
     "jsonl": lambda path: JsonlStore(path / "sessions"),
     "sqlite": lambda path: SqliteStore(path / "sessions.db"),
@@ -104,13 +114,14 @@ def one_round(base: Path, seconds: float) -> tuple[dict[str, float], dict[str, f
                 shutil.rmtree(work)
     raw.append(measure_raw(base, seconds))
     rates[RAW] = statistics.mean(raw)
+    rates[RAW_ZEROED] = measure_raw(base, seconds, zeroed=True)
     return rates, cpu
 
 
-def measure_raw(base: Path, seconds: float) -> float:
+def measure_raw(base: Path, seconds: float, zeroed: bool = False) -> float:
     work = Path(tempfile.mkdtemp(dir=base))
     try:
-        return raw_fsync_rate(work, seconds)
+        return raw_fsync_rate(work, seconds, zeroed)
     finally:
         shutil.rmtree(work)
 
@@ -197,6 +208,7 @@ def main() -> None:
     print(f"durable appends/s, median of {args.rounds} rounds of {args.seconds:g}s")
     print(f"{'case':<20}{'per second':>12}{'x raw':>8}{'CPU us/append':>15}")
     print(f"{RAW:<20}{ceiling:>12,.0f}{1:>8.2f}")
+    print(f"{RAW_ZEROED:<20}{rates[RAW_ZEROED]:>12,.0f}{rates[RAW_ZEROED] / ceiling:>8.2f}")
     for name in CASES:
         print(f"{name:<20}{rates[name]:>12,.0f}{rates[name] / ceiling:>8.2f}{cpu[name]:>15,.0f}")
     print(

@@ -25,6 +25,13 @@ def write_all(fd: int, data: bytes) -> None:
         raise OSError(f"short write: {written} of {len(data)} bytes")
 
 
+def pwrite_all(fd: int, data: bytes, offset: int) -> None:
+    """``write_all`` at ``offset`` (the file's own position unused)."""
+    written = os.pwrite(fd, data, offset)
+    if written != len(data):
+        raise OSError(f"short write: {written} of {len(data)} bytes")
+
+
 def sync_dir(path: Path, fsync: Fsync) -> None:
     """Make the directory's entries (a created, renamed or removed file)
     durable."""

@@ -34,6 +34,14 @@ the journal still counts on it (a generation not yet checkpointed holds its
 records), so no generation ever needs a closed file. Per open session that
 is exactly one descriptor, at rest or not.
 
+**Zeroed ahead.** Records are written into space already filled with zeros
+(``zero_ahead`` bytes at a time, written on the event loop once the space
+left runs low) rather than appended: a sync then only writes data blocks,
+not the file's new size and extents, and costs a good deal less. A reader
+stops at the first frame that is not intact, so the zeros are simply the
+end. Filling is an optimisation only: if it fails (no space), records are
+appended as before.
+
 Records are numbered; ``synced`` is the highest number a successful round
 covered, so a flush with nothing new returns at once.
 
@@ -57,7 +65,7 @@ from pathlib import Path
 from typing import Final
 
 from tickler.adapters.stores.committer import Done, Rounds, SyncThread
-from tickler.adapters.stores.files import Fsync, store_error, write_all
+from tickler.adapters.stores.files import Fsync, pwrite_all, store_error, write_all
 from tickler.adapters.stores.wal import MAGIC, encode_record
 from tickler.shell.ports import StoreError
 
@@ -67,6 +75,7 @@ _QUEUE_LIMIT: Final = 1 << 20  # logged bytes written out even without a flush
 _CHECKPOINT_THREADS: Final = 4  # session files synced at once by a checkpoint
 _CHECKPOINT_CHUNK: Final = 16  # session files per checkpoint job
 _BASE_THREADS: Final = 8  # session files synced at once by a round (first appends)
+DEFAULT_ZERO_AHEAD: Final = 1 << 19  # bytes of zeros written ahead of the records
 
 
 class SessionFile:
@@ -124,7 +133,8 @@ class _Generation:
     number: int = 0
     path: Path = field(default_factory=Path)
     fd: int = -1  # -1 until its file is created (when first needed)
-    size: int = 0
+    size: int = 0  # bytes of magic and records
+    zeroed: int = 0  # the file holds zeros from ``size`` up to here
     dirty: dict[SessionFile, None] = field(default_factory=dict)  # files it holds records of
     unsynced: list[Record] = field(default_factory=list)  # written since the last good sync
     needs_dir_sync: bool = True  # its directory entry is not durable yet
@@ -152,14 +162,18 @@ class Journal:
         dir_fd: int,
         session_dir_fd: int,
         fsync: Fsync,
+        *,
         limit: int = DEFAULT_LIMIT,
+        zero_ahead: int = DEFAULT_ZERO_AHEAD,
     ) -> None:
         """``dir_fd`` and ``session_dir_fd``: open descriptors of the
-        journal's directory and of the sessions' (used, not closed)."""
+        journal's directory and of the sessions' (used, not closed);
+        ``zero_ahead``: see "Zeroed ahead" (0: plain appends)."""
         self.directory = directory
         self.synced = 0  # every record numbered up to this is durable
         self._fsync = fsync
         self._limit = limit
+        self._zero_ahead = zero_ahead
         self._owner = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._count = 0
         self._logged = 0  # records numbered so far
@@ -211,6 +225,7 @@ class Journal:
         gen = self._writable()
         record, _ = gen.unsynced.pop()
         gen.size -= len(record)
+        gen.zeroed = gen.size
         try:
             os.ftruncate(gen.fd, gen.size)
         except OSError as exc:
@@ -303,14 +318,16 @@ class Journal:
             return
         data = b"".join([record for record, _ in self._queue])
         try:
-            write_all(gen.fd, data)
+            pwrite_all(gen.fd, data, gen.size)
         except OSError as exc:
+            gen.zeroed = gen.size
             try:
                 os.ftruncate(gen.fd, gen.size)
             except OSError:
                 self._retire(gen)  # never write after a torn record
             raise store_error(f"cannot write the journal {gen.path}", exc) from exc
         gen.size += len(data)
+        self._fill_zeros(gen)
         dirty = gen.dirty
         for _, file in self._queue:
             if not file.released:
@@ -332,7 +349,7 @@ class Journal:
             return
         self._count += 1
         path = self.directory / f"{self._owner}-{self._count}.wal"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as exc:
@@ -348,7 +365,24 @@ class Journal:
                 LOG.warning("cannot remove the unused journal %s", path)
             raise store_error(f"cannot start the journal {path}", exc) from exc
         gen.number, gen.path, gen.fd, gen.size = self._count, path, fd, len(MAGIC)
+        gen.zeroed = gen.size
         gen.needs_dir_sync = True
+        self._fill_zeros(gen)
+
+    def _fill_zeros(self, gen: _Generation) -> None:
+        """Zeros ahead of the records once less than half a fill is left
+        (see "Zeroed ahead"). Runs on the event loop, as do all journal
+        writes, so it never races a record."""
+        fill = self._zero_ahead
+        if not fill or gen.zeroed - gen.size >= fill // 2:
+            return
+        start = max(gen.zeroed, gen.size)
+        try:
+            pwrite_all(gen.fd, bytes(fill), start)
+        except OSError as exc:
+            LOG.debug("cannot write zeros ahead in %s: %s", gen.path, exc)
+            return
+        gen.zeroed = start + fill
 
     def _retire(self, gen: _Generation) -> None:
         """Hand the current generation to the checkpoint and start a new one
