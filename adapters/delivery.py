@@ -31,6 +31,7 @@ import logging
 import os
 import shlex
 import signal
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Final
 from urllib.parse import urlsplit
@@ -68,7 +69,7 @@ def followup_payload(message: FollowUp, session: str) -> bytes:
     ).encode()
 
 
-class _DeliveryHost:
+class _DeliveryHost(ABC):
     """The ``AgentHost`` part both targets share: the agent is never busy
     with a turn here, so a claim is granted unless a delivery is in flight;
     ``followup`` is idempotent per key within the process."""
@@ -102,8 +103,9 @@ class _DeliveryHost:
         self._claimed = False
         self._idle.set()
 
+    @abstractmethod
     async def _send(self, key: str, payload: bytes) -> None:
-        raise NotImplementedError
+        """Hand ``payload`` over; raise when it was not taken."""
 
 
 class DeliverCommand(_DeliveryHost):
