@@ -1,16 +1,23 @@
 """The JSONL store's write-ahead journal: group commit for many sessions.
 
-``append`` writes each batch to its session file (page cache: kill -9 loses
-nothing) and logs a copy here. A commit round writes the logged copies to
-the journal in ONE write and makes them durable with ONE sync, however many
-sessions and batches they come from. Rounds are run by
+``append`` logs each batch here and keeps its lines in memory. A commit
+round writes the logged records to the journal in ONE write, then each
+session's new lines to its file, and makes the records durable with ONE
+sync, however many sessions and batches they come from. Rounds are run by
 :class:`~tickler.adapters.stores.committer.Rounds`: a flush that finds no
 round running starts one at once, and the sync runs on one thread.
 
-A batch that kill -9 could cut in two — several lines crossing a page
-boundary of its session file, which the kernel copies a page at a time — is
-written here *before* its session file, so recovery can complete it; any
-other batch lands whole or not at all.
+**Written at the round.** A session file is written only at a round (or
+when the queue of records passes 1 MiB, or when its log closes), never in
+``append``: a ``write`` lets go of the interpreter lock, and on a busy loop
+every such release woke the sync thread waiting for it, which cost more
+than the write. Lines always reach their file *after* their record reaches
+the journal, so a batch that kill -9 cuts in two (the kernel copies a page
+at a time) is completed by recovery. A batch never flushed may be lost to
+kill -9; a flushed one is in the journal and in its file's page cache. If a
+session file cannot be written, the lines stay pending and are tried again
+at every round; the flush still succeeds (the records hold the lines), and
+no generation covering that file is deleted while it lags.
 
 Journal files are ``.journal/<owner>-<n>.wal`` (*generations*), each
 flock'ed while its process lives; a file whose lock can be taken belongs to
@@ -55,6 +62,7 @@ kept on disk instead of deleted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import os
@@ -80,18 +88,64 @@ DEFAULT_ZERO_AHEAD: Final = 1 << 19  # bytes of zeros written ahead of the recor
 
 class SessionFile:
     """A session file's descriptor (which also holds its writer lock),
-    owned by its log and borrowed by the journal while a thread syncs it."""
+    owned by its log and borrowed by the journal while a thread syncs it;
+    and the lines appended to it that are not written yet (see "Written at
+    the round")."""
 
-    __slots__ = ("_close_pending", "_users", "_waiters", "failed", "fd", "released", "session_id")
+    __slots__ = (
+        "_close_pending",
+        "_users",
+        "_waiters",
+        "cut_to",
+        "failed",
+        "fd",
+        "lagging",
+        "released",
+        "session_id",
+        "tail",
+    )
 
-    def __init__(self, session_id: str, fd: int) -> None:
+    def __init__(self, session_id: str, fd: int, end: int = 0) -> None:
         self.session_id = session_id
         self.fd = fd
         self.released = False  # its log is closing: the journal borrows it no more
         self.failed = False  # the sync at its close failed: its records may be on no disk
+        # (bytes the file holds, lines not written yet after them): one
+        # attribute, so a reader on another thread sees the two agree.
+        self.tail: tuple[int, list[bytes]] = (end, [])
+        self.cut_to: int | None = None  # a failed write's leftovers still to cut off
+        self.lagging = False  # a write failed: the file holds less than the journal
         self._users = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._close_pending = False
+
+    def add(self, lines: bytes) -> None:
+        """Lines to write at the next round (their record is logged)."""
+        self.tail[1].append(lines)
+
+    def write_pending(self) -> OSError | None:
+        """Write the pending lines in one ``write``; the error when that
+        fails (what it left is cut off, and the lines stay pending)."""
+        end, chunks = self.tail
+        if not chunks:
+            return None
+        data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
+        try:
+            if self.cut_to is not None:
+                os.ftruncate(self.fd, self.cut_to)
+                self.cut_to = None
+            write_all(self.fd, data)
+        except OSError as exc:
+            try:
+                os.ftruncate(self.fd, end)  # never append after a torn line
+                self.cut_to = None
+            except OSError:
+                self.cut_to = end
+            self.lagging = True
+            return exc
+        self.tail = (end + len(data), [])
+        self.lagging = False
+        return None
 
     def use(self) -> None:
         self._users += 1
@@ -178,8 +232,8 @@ class Journal:
         self._count = 0
         self._logged = 0  # records numbered so far
         self._queue: list[Record] = []  # logged, not yet written to the journal
+        self._lagging: dict[SessionFile, None] = {}  # their last write failed
         self._queued_bytes = 0
-        self._last_written = False  # the last logged record went to the file at once
         self._bases: list[SessionFile] = []  # newly opened session files, see need_base
         self._current: _Generation | None = _Generation()  # None once shut down
         self._retired: list[_Generation] = []  # waiting for their checkpoint
@@ -195,16 +249,14 @@ class Journal:
 
     # -- appends (event loop) -------------------------------------------
 
-    def log(self, file: SessionFile, first_seq: int, lines: bytes, *, first: bool) -> int:
-        """Log one batch; its number. With ``first`` the record is written
-        now, before the caller writes the session file. If that write fails
-        the caller calls :meth:`unlog` (with no await between)."""
+    def log(self, file: SessionFile, first_seq: int, lines: bytes) -> int:
+        """Log one batch; its number. The caller then adds ``lines`` to
+        ``file`` (written after the record, at the round)."""
         gen = self._writable()
         record = encode_record(file.session_id, first_seq, lines)
         self._queue.append((record, file))
         self._queued_bytes += len(record)
-        self._last_written = first or self._queued_bytes >= _QUEUE_LIMIT
-        if self._last_written:
+        if self._queued_bytes >= _QUEUE_LIMIT:
             try:
                 self._open_file(gen)
                 self._write_queue(gen)
@@ -214,25 +266,6 @@ class Journal:
                 raise
         self._logged += 1
         return self._logged
-
-    def unlog(self) -> None:
-        """Take back the last logged batch (its session file write failed)."""
-        self._logged -= 1
-        if not self._last_written:
-            record, _ = self._queue.pop()
-            self._queued_bytes -= len(record)
-            return
-        gen = self._writable()
-        record, _ = gen.unsynced.pop()
-        gen.size -= len(record)
-        gen.zeroed = gen.size
-        try:
-            os.ftruncate(gen.fd, gen.size)
-        except OSError as exc:
-            # The record stays in that file: retire it (recovery prefers the
-            # later record of the same seq, from a later generation).
-            LOG.error("cannot take back a journal record from %s: %s", gen.path, exc)
-            self._retire(gen)
 
     def need_base(self, file: SessionFile) -> None:
         """Sync this session file (and the directory holding it) in the next
@@ -334,8 +367,44 @@ class Journal:
                 dirty[file] = None
             elif file.failed:
                 gen.keep = True
+        written = dict.fromkeys(file for _, file in self._queue)
         gen.unsynced += self._queue
         self._queue, self._queued_bytes = [], 0
+        self._write_sessions(written)
+
+    def _write_sessions(self, files: dict[SessionFile, None]) -> None:
+        """Write the pending lines of ``files`` and of every lagging file,
+        after their records. A failed write costs nothing durable (the
+        records hold the lines): the lines stay pending, and no generation is
+        deleted while a file it covers lags (see ``_checkpoint``)."""
+        lagging = self._lagging
+        if lagging:
+            files = {**lagging, **files}
+        for file in files:
+            if file.released:  # its log is closing and writes its own lines
+                lagging.pop(file, None)
+                continue
+            error = file.write_pending()
+            if error is None:
+                if file in lagging:
+                    del lagging[file]
+                continue
+            lagging[file] = None
+            LOG.error(
+                "cannot write session %r (its journal keeps the lines): %s",
+                file.session_id,
+                error,
+            )
+
+    def _write_out(self) -> None:
+        """Write the queued records, then every pending line after them.
+        Raises StoreError when the journal cannot be written."""
+        gen = self._writable()
+        if self._queue:
+            self._open_file(gen)
+            self._write_queue(gen)
+        elif self._lagging:
+            self._write_sessions({})
 
     def _writable(self) -> _Generation:
         if self._current is None:
@@ -425,6 +494,7 @@ class Journal:
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(_CHECKPOINT_THREADS, "tickler-checkpoint")
+        self._settle_lagging(gen)
         pending = list(gen.dirty)
         step = _CHECKPOINT_THREADS * _CHECKPOINT_CHUNK
         for at in range(0, len(pending), step):
@@ -458,6 +528,19 @@ class Journal:
                 gen.keep = True
                 self._failed.append(f"the sessions' directory: {exc}")
                 LOG.error("cannot sync %s for a checkpoint", self._failed[-1])
+
+    def _settle_lagging(self, gen: _Generation) -> None:
+        """Write what the files ``gen`` covers still lack; keep ``gen`` for
+        each one that cannot be written (its records hold the lines)."""
+        if not any(file in self._lagging for file in gen.dirty):
+            return
+        with contextlib.suppress(StoreError):  # a lagging file keeps ``gen`` below
+            self._write_out()
+        for file in [file for file in gen.dirty if file in self._lagging]:
+            gen.dirty.pop(file)
+            gen.keep = True
+            self._failed.append(f"session {file.session_id!r}: its lines could not be written")
+            LOG.error("cannot write %s for a checkpoint", self._failed[-1])
 
     def _fsync_each(self, fds: list[int]) -> dict[int, OSError]:
         """Sync each descriptor (on the pool); the failures by position."""
@@ -494,8 +577,15 @@ class Journal:
             raise StoreError(f"{what} ({'; '.join(failed)}): it is kept for replay")
 
     def _checkpoint_all(self, gen: _Generation) -> None:
-        """Retire ``gen`` covering also what is still queued or waiting for
-        its base sync (all of it is in the session files already)."""
+        """Retire ``gen`` covering also what is still queued (written out
+        first) or waiting for its base sync."""
+        try:
+            self._write_out()
+        except StoreError as exc:
+            # Those batches were never flushed; they stay in their files'
+            # pending lines no longer. Reported by the caller.
+            self._failed.append(str(exc))
+            gen.keep = True
         for _, file in self._queue:
             if not file.released:
                 gen.dirty[file] = None
@@ -516,6 +606,8 @@ class Journal:
         StoreError when that sync fails (the journals are then kept)."""
         file.released = True
         await file.idle()
+        if file.tail[1]:
+            self._write_released(file)
         holders = [gen for gen in self._generations() if file in gen.dirty]
         queued = any(owner is file for _, owner in self._queue)
         based = file in self._bases
@@ -537,6 +629,21 @@ class Journal:
             file.unuse()
             for gen in holders:
                 gen.dirty.pop(file, None)
+
+    def _write_released(self, file: SessionFile) -> None:
+        """A closing file's pending lines, after their records; raises
+        StoreError (the journals are then kept) when that fails."""
+        try:
+            self._write_out()
+            error = file.write_pending()
+        except StoreError as exc:
+            error = OSError(str(exc))
+        self._lagging.pop(file, None)
+        if error is not None:
+            file.failed = True
+            for gen in self._generations():
+                gen.keep = True
+            raise store_error(f"cannot write session {file.session_id!r} at its close", error)
 
     def _sync_released(self, fd: int, based: bool) -> None:
         self._fsync(fd)

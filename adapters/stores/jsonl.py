@@ -10,9 +10,10 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
   appending, whose ``flock`` is also the writer lock (see
   :mod:`tickler.adapters.stores.locks`). Nothing else is held per session;
   reading events opens the file for the read's duration.
-* ``append`` = one ``write`` of the batch to the session file; a copy is
-  logged for the journal (written first when kill -9 could cut the batch in
-  two). If a write fails, what was written is truncated back.
+* ``append`` logs the batch for the journal and keeps its lines in memory;
+  the next commit round writes them to the session file, after the journal
+  (see the journal's "Written at the round"). ``events`` reads lines not
+  written yet from memory.
 * ``flush`` = wait for a commit round (one journal write and sync shared by
   every session and batch in flight); free when nothing new was appended.
 * ``close`` syncs the session file when the journal still counts on it.
@@ -109,7 +110,6 @@ class JsonlLog:
         self._prefix: array[int] | None = None if scanned.first else array("q")
         self._position = 0  # the number of our last journal record
         self._based = based  # the file as opened is durable (see Journal.need_base)
-        self._roll_back_to: int | None = None  # a failed write's tail still to cut off
         self._stale_snapshot = stale_snapshot  # its anchor no longer matches the file
         self._closed = False
         self.recovered: tuple[str, ...] = ()
@@ -131,8 +131,12 @@ class JsonlLog:
         start = max(start, 0)
         if start >= self._length:
             return iter(())
+        length = self._length
+        written, pending = self._file.tail
+        tail = b"".join(pending)  # lines not written yet: read from memory
         offset, seq = self._seek(start)
-        return _read_events(Path(self._path), offset, seq, start, self._length)
+        lines = _lines(Path(self._path), offset, written, tail)
+        return _read_events(lines, seq, start, length)
 
     async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         self._check_writable()
@@ -144,17 +148,10 @@ class JsonlLog:
         if not self._based:
             journal.need_base(file)
             self._based = True
-        # Lines across a page boundary could be cut apart by kill -9: log
-        # them before the session file, so recovery can complete the batch.
-        first = len(lines) > 1 and size // PAGE != (size + len(data) - 1) // PAGE
-        position = journal.log(file, self._length, data, first=first)
-        try:
-            write_all(file.fd, data)
-        except OSError as exc:
-            self._roll_back()
-            journal.unlog()
-            raise store_error(f"cannot append to {self._path}", exc) from exc
-        self._position = position
+        # The lines reach the file at the round, after their record (see
+        # the journal's "Written at the round").
+        self._position = journal.log(file, self._length, data)
+        file.add(data)
         length = self._length
         for line in lines:
             if not length % STRIDE:
@@ -198,15 +195,19 @@ class JsonlLog:
             raise StoreError(f"a snapshot through {snapshot.through} is beyond {self._length}")
         if self._closed:
             raise StoreError(f"session {self._header.id!r} is closed")
+        # Never durable ahead of the events it covers; the round also writes
+        # them to the file, where the anchor and the offset are read.
+        await self.flush()
         through = snapshot.through
         if through == self._length:
             offset = self._size
         else:
             offset = await asyncio.to_thread(self._offset_of, through)
-        await self.flush()  # never durable ahead of the events it covers
         file = self._file
         if file.released:
             raise StoreError(f"session {self._header.id!r} is closed")
+        if offset > file.tail[0]:
+            raise StoreError(f"{self._path}: the events a snapshot covers are not written yet")
         file.use()  # its descriptor stays open while the thread reads it
         try:
             await asyncio.to_thread(self._write_snapshot, snapshot, offset)
@@ -240,21 +241,6 @@ class JsonlLog:
     def _check_writable(self) -> None:
         if self._closed:
             raise StoreError(f"session {self._header.id!r} is closed")
-        if self._roll_back_to is not None:
-            try:
-                os.ftruncate(self._file.fd, self._roll_back_to)
-            except OSError as exc:
-                raise store_error(f"{self._path} is not rolled back yet", exc) from exc
-            self._roll_back_to = None
-
-    def _roll_back(self) -> None:
-        """Cut off what a failed write left; if even that fails, the next
-        append tries again (and refuses to write until it succeeds)."""
-        try:
-            os.ftruncate(self._file.fd, self._size)
-        except OSError as exc:
-            LOG.error("%s could not be rolled back after a failed write: %s", self._path, exc)
-            self._roll_back_to = self._size
 
     def _seek(self, start: int) -> tuple[int, int]:
         """An offset at or before event ``start`` and the seq of the event
@@ -293,17 +279,31 @@ class JsonlLog:
         raise StoreError(f"{self._path}: event {seq} is missing")
 
 
-def _read_events(path: Path, offset: int, seq: int, start: int, end: int) -> Iterator[SessionEvent]:
-    with path.open("rb") as file:
-        file.seek(offset)
-        for line in file:
-            if seq >= end:
-                return
-            if not line.strip():
-                continue
-            if seq >= start:
-                yield decode_line(line)
-            seq += 1
+def _read_events(lines: Iterator[bytes], seq: int, start: int, end: int) -> Iterator[SessionEvent]:
+    """Events ``start`` .. ``end`` - 1 from ``lines``, which begin at event
+    ``seq``."""
+    for line in lines:
+        if seq >= end:
+            return
+        if not line.strip():
+            continue
+        if seq >= start:
+            yield decode_line(line)
+        seq += 1
+
+
+def _lines(path: Path, offset: int, written: int, tail: bytes) -> Iterator[bytes]:
+    """The lines from ``offset`` of the file's first ``written`` bytes
+    followed by ``tail`` (the lines not written yet)."""
+    if offset < written:
+        with path.open("rb") as file:
+            file.seek(offset)
+            for line in file:
+                if offset >= written:
+                    break
+                offset += len(line)
+                yield line
+    yield from tail[offset - written :].splitlines(keepends=True)
 
 
 class JsonlStore:
@@ -414,7 +414,11 @@ class JsonlStore:
                 raise store_error(f"cannot open session {session_id!r}", exc) from exc
             raise
         log = JsonlLog(
-            self, SessionFile(session_id, fd), scanned, based=created, stale_snapshot=stale
+            self,
+            SessionFile(session_id, fd, scanned.end),
+            scanned,
+            based=created,
+            stale_snapshot=stale,
         )
         log.recovered = tuple(notes)
         return log

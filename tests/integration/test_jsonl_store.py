@@ -334,7 +334,26 @@ async def test_a_snapshot_beyond_a_shortened_log_is_ignored(tmp_path: Path) -> N
     await again.close()
 
 
-async def test_a_short_session_write_is_rolled_back(
+async def test_an_append_reaches_its_file_at_the_next_round(tmp_path: Path) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    path = tmp_path / "s1.jsonl"
+    header = path.read_bytes()
+    await log.append(new_events(2))
+    await log.append(new_events(1, start=2))
+    assert path.read_bytes() == header  # nothing written by an append
+    assert [item.seq for item in log.events()] == [0, 1, 2]  # read from memory
+    assert [item.seq for item in log.events(1)] == [1, 2]
+    await log.flush()
+    events = parse_session_jsonl(path.read_bytes()).events
+    assert [item.seq for item in events] == [0, 1, 2]  # one round wrote both batches
+    await log.append(new_events(1, start=3))
+    assert [item.seq for item in log.events(2)] == [2, 3]  # the file, then memory
+    await store.close()
+    assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
+
+
+async def test_a_session_file_that_cannot_be_written_lags_then_catches_up(
     tmp_path: Path, fsize_limit: FileSizeLimit
 ) -> None:
     # No zeros ahead in the journal: the file-size cap below must leave
@@ -346,16 +365,43 @@ async def test_a_short_session_write_is_rolled_back(
     path = tmp_path / "s1.jsonl"
     size = path.stat().st_size
     fsize_limit.cap(size + 100)  # the journal (small) still fits; the session file does not
-    with pytest.raises(StoreError, match="cannot append"):
-        await log.append(new_events(3, start=1))
+    await log.append(new_events(3, start=1))
+    await log.flush()  # durable all the same: the journal holds the lines
+    assert path.stat().st_size == size  # what the failed write left was cut off
+    assert [item.seq for item in log.events()] == [0, 1, 2, 3]  # the rest from memory
+    assert [item.seq for item in log.events(2)] == [2, 3]
+    with pytest.raises(StoreError, match="could not be written"):
+        await store.checkpoint()  # the journal covering the lagging file is kept
+    assert any(journals(tmp_path))
     fsize_limit.lift()
-    assert log.length == 1
-    assert path.stat().st_size == size
-    assert (await log.append(new_events(3, start=1)))[0].seq == 1
-    await log.flush()
+    assert (await log.append(new_events(1, start=4)))[0].seq == 4
+    await log.flush()  # the round writes the lagging lines first
+    assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3, 4]
     await store.close()
     events = parse_session_jsonl(path.read_bytes()).events
-    assert [item.seq for item in events] == [0, 1, 2, 3]
+    assert [item.seq for item in events] == [0, 1, 2, 3, 4]
+
+
+async def test_a_session_file_still_lagging_at_close_fails_the_close_and_keeps_the_journal(
+    tmp_path: Path, fsize_limit: FileSizeLimit
+) -> None:
+    store = JsonlStore(tmp_path, journal_limit=4096, journal_zero_ahead=0)
+    log = await store.open("s1", created_at=5)
+    await log.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
+    await log.flush()
+    path = tmp_path / "s1.jsonl"
+    fsize_limit.cap(path.stat().st_size + 100)
+    await log.append(new_events(3, start=1))
+    await log.flush()
+    with pytest.raises(StoreError, match="cannot write session 's1' at its close"):
+        await log.close()
+    await store.close()  # the failure was reported by the log's close
+    fsize_limit.lift()
+    again = JsonlStore(tmp_path)  # the kept journal is replayed into the file
+    reopened = await again.open("s1", created_at=5)
+    assert reopened.length == 4
+    await again.close()
+    assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
 
 
 async def test_a_failed_journal_write_fails_the_flush_and_keeps_the_batches(
@@ -379,7 +425,7 @@ async def test_a_failed_journal_write_fails_the_flush_and_keeps_the_batches(
     await store.close()
 
 
-async def test_a_batch_kill_9_could_cut_is_journaled_first(
+async def test_lines_reach_their_session_file_only_after_their_record(
     tmp_path: Path, fsize_limit: FileSizeLimit
 ) -> None:
     store = JsonlStore(tmp_path, journal_zero_ahead=0)  # the cap is at the records' end
@@ -393,12 +439,13 @@ async def test_a_batch_kill_9_could_cut_is_journaled_first(
     assert path.stat().st_size == 4096 - 30
     journal = journals(tmp_path)[0]
     fsize_limit.cap(journal.stat().st_size + 10)
+    await log.append(new_events(3, start=1))  # would cross the page boundary
+    assert path.stat().st_size == 4096 - 30  # an append writes nothing yet
     with pytest.raises(StoreError, match="cannot write the journal"):
-        await log.append(new_events(3, start=1))  # would cross the page boundary
+        await log.flush()
     fsize_limit.lift()
-    assert log.length == 1
+    assert log.length == 4
     assert path.stat().st_size == 4096 - 30  # the session file was never touched
-    await log.append(new_events(3, start=1))
     await log.flush()
     await store.close()
     assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
@@ -500,12 +547,13 @@ async def test_running_out_of_descriptors_fails_a_flush_never_the_store(
     with pytest.raises(StoreError, match="Too many open files"):
         await store.open("s3", created_at=5)
     big = [NewEvent("pad", b'"' + b"x" * 3000 + b'"', 1) for _ in range(2)]
+    await other.append(big)  # an append needs no descriptor: its round does
     with pytest.raises(StoreError, match="Too many open files"):
-        await other.append(big)  # crosses a page: journaled first, which needs the file
-    assert (log.length, other.length) == (2, 0)
+        await other.flush()
+    assert (log.length, other.length) == (2, 2)
     fd_limit.lift()
+    assert (tmp_path / "s2.jsonl").read_bytes().count(b"\n") == 1  # the header only
     await log.flush()  # the same store recovers by itself
-    await other.append(big)
     await other.flush()
     third = await store.open("s3", created_at=5)
     await third.append(new_events(1))
