@@ -120,8 +120,19 @@ class SessionFile:
         self._close_pending = False
 
     def add(self, lines: bytes) -> None:
-        """Lines to write at the next round (their record is logged)."""
+        """Lines to write at the next round, after their record."""
         self.tail[1].append(lines)
+
+    def take_back(self) -> None:
+        """Forget the lines just added (their record could not be logged)."""
+        self.tail[1].pop()
+
+    def drop_pending(self) -> int:
+        """Forget every pending line (their records were never written);
+        how many batches."""
+        end, chunks = self.tail
+        self.tail = (end, [])
+        return len(chunks)
 
     def write_pending(self) -> OSError | None:
         """Write the pending lines in one ``write``; the error when that
@@ -250,8 +261,9 @@ class Journal:
     # -- appends (event loop) -------------------------------------------
 
     def log(self, file: SessionFile, first_seq: int, lines: bytes) -> int:
-        """Log one batch; its number. The caller then adds ``lines`` to
-        ``file`` (written after the record, at the round)."""
+        """Log one batch whose ``lines`` the caller has just added to
+        ``file``; its number. Past the queue's size limit the queue is
+        written out now, those lines included."""
         gen = self._writable()
         record = encode_record(file.session_id, first_seq, lines)
         self._queue.append((record, file))
@@ -287,6 +299,8 @@ class Journal:
         if self._queue:
             self._open_file(gen)
             self._write_queue(gen)
+        elif self._lagging:
+            self._write_sessions({})
         round_ = _Round(
             gen, upto, len(gen.unsynced), self._bases, gen.needs_dir_sync and gen.fd >= 0
         )
@@ -399,8 +413,8 @@ class Journal:
     def _write_out(self) -> None:
         """Write the queued records, then every pending line after them.
         Raises StoreError when the journal cannot be written."""
-        gen = self._writable()
         if self._queue:
+            gen = self._writable()
             self._open_file(gen)
             self._write_queue(gen)
         elif self._lagging:
@@ -668,7 +682,12 @@ class Journal:
             return
         self._checkpoint_all(self._current)
         self._current = None
-        self._queue, self._queued_bytes = [], 0  # in the session files just checkpointed
+        for file in dict.fromkeys(file for _, file in self._queue):
+            # Only when the journal could not be written (reported below):
+            # batches never flushed, whose lines may not precede their records.
+            lost = file.drop_pending()
+            LOG.error("session %r: %d batches never flushed are lost", file.session_id, lost)
+        self._queue, self._queued_bytes = [], 0
         self._bases = []
         await self._wait_checkpoints()
         self._report("cannot checkpoint the journal on close")

@@ -149,9 +149,14 @@ class JsonlLog:
             journal.need_base(file)
             self._based = True
         # The lines reach the file at the round, after their record (see
-        # the journal's "Written at the round").
-        self._position = journal.log(file, self._length, data)
+        # the journal's "Written at the round"). Added first: a log that
+        # writes the queue out (past its size limit) writes them too.
         file.add(data)
+        try:
+            self._position = journal.log(file, self._length, data)
+        except StoreError:
+            file.take_back()
+            raise
         length = self._length
         for line in lines:
             if not length % STRIDE:

@@ -353,6 +353,22 @@ async def test_an_append_reaches_its_file_at_the_next_round(tmp_path: Path) -> N
     assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
 
 
+async def test_an_append_past_the_queue_limit_is_written_out_with_its_record(
+    tmp_path: Path,
+) -> None:
+    store = JsonlStore(tmp_path)
+    small = await store.open("small", created_at=5)
+    big = await store.open("big", created_at=5)
+    await small.append(new_events(1))
+    await big.append([NewEvent("pad", b'"' + b"x" * (1 << 20) + b'"', 1)])  # past 1 MiB
+    for name in ("small", "big"):  # both written out with the queue, no flush asked
+        assert len(parse_session_jsonl((tmp_path / f"{name}.jsonl").read_bytes()).events) == 1
+    await store.close()  # nothing left pending for the closing logs
+    again = JsonlStore(tmp_path)
+    assert [(await again.open(n, created_at=5)).length for n in ("small", "big")] == [1, 1]
+    await again.close()
+
+
 async def test_a_session_file_that_cannot_be_written_lags_then_catches_up(
     tmp_path: Path, fsize_limit: FileSizeLimit
 ) -> None:
