@@ -271,7 +271,7 @@ class Journal:
         if self._queued_bytes >= _QUEUE_LIMIT:
             try:
                 self._open_file(gen)
-                self._write_queue(gen)
+                self._write_sessions(self._write_queue(gen))
             except StoreError:
                 self._queue.pop()
                 self._queued_bytes -= len(record)
@@ -296,11 +296,10 @@ class Journal:
         was not synced stays queued) or calls ``done`` when over."""
         gen = self._writable()
         upto = self._logged
+        written: dict[SessionFile, None] = {}
         if self._queue:
             self._open_file(gen)
-            self._write_queue(gen)
-        elif self._lagging:
-            self._write_sessions({})
+            written = self._write_queue(gen)
         round_ = _Round(
             gen, upto, len(gen.unsynced), self._bases, gen.needs_dir_sync and gen.fd >= 0
         )
@@ -314,10 +313,13 @@ class Journal:
         journal_fd = gen.fd if round_.count or round_.dir_sync else -1
         if not round_.bases and journal_fd < 0:
             asyncio.get_running_loop().call_soon(finished, None)
-            return
-        base_fds = [file.fd for file in round_.bases]
-        dir_sync = round_.dir_sync
-        self._syncer.submit(lambda: self._sync(base_fds, journal_fd, dir_sync), finished)
+        else:
+            base_fds = [file.fd for file in round_.bases]
+            dir_sync = round_.dir_sync
+            self._syncer.submit(lambda: self._sync(base_fds, journal_fd, dir_sync), finished)
+        # The session files are written while the journal syncs: the sync
+        # starts sooner, and they are written before the round reports back.
+        self._write_sessions(written)
 
     def _finish_round(self, round_: _Round, error: BaseException | None) -> StoreError | None:
         """Account for a round's outcome; the error for its waiters."""
@@ -359,10 +361,11 @@ class Journal:
         if journal_fd >= 0:
             self._fsync(journal_fd)
 
-    def _write_queue(self, gen: _Generation) -> None:
-        """Write every logged record to the journal in one write."""
+    def _write_queue(self, gen: _Generation) -> dict[SessionFile, None]:
+        """Write every logged record to the journal in one write; the files
+        whose lines are to be written next (by :meth:`_write_sessions`)."""
         if not self._queue:
-            return
+            return {}
         data = b"".join([record for record, _ in self._queue])
         try:
             pwrite_all(gen.fd, data, gen.size)
@@ -384,7 +387,7 @@ class Journal:
         written = dict.fromkeys(file for _, file in self._queue)
         gen.unsynced += self._queue
         self._queue, self._queued_bytes = [], 0
-        self._write_sessions(written)
+        return written
 
     def _write_sessions(self, files: dict[SessionFile, None]) -> None:
         """Write the pending lines of ``files`` and of every lagging file,
@@ -413,12 +416,12 @@ class Journal:
     def _write_out(self) -> None:
         """Write the queued records, then every pending line after them.
         Raises StoreError when the journal cannot be written."""
+        written: dict[SessionFile, None] = {}
         if self._queue:
             gen = self._writable()
             self._open_file(gen)
-            self._write_queue(gen)
-        elif self._lagging:
-            self._write_sessions({})
+            written = self._write_queue(gen)
+        self._write_sessions(written)
 
     def _writable(self) -> _Generation:
         if self._current is None:
