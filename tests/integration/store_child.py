@@ -2,7 +2,7 @@
 
 store_child.py try-open KIND PATH SESSION   print "locked" or "opened"
 store_child.py die-after KIND PATH SESSION N   append+flush N batches, then kill -9 itself
-store_child.py crash KIND PATH SEED         append+flush forever on a few sessions,
+store_child.py crash KIND PATH SEED [A,B,..] append+flush forever on a few sessions,
                                             printing "SESSION FIRST COUNT" per flushed batch
 """
 
@@ -57,10 +57,10 @@ async def die_after(kind: str, path: str, session: str, batches: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-async def crash(kind: str, path: str, seed: int) -> None:
+async def crash(kind: str, path: str, seed: int, sessions: tuple[str, ...] = SESSIONS) -> None:
     rng = random.Random(seed)
     opened = store(kind, path)
-    logs = [await opened.open(name, created_at=1) for name in SESSIONS]
+    logs = [await opened.open(name, created_at=1) for name in sessions]
 
     async def drive(log_index: int) -> None:
         log = logs[log_index]
@@ -70,7 +70,7 @@ async def crash(kind: str, path: str, seed: int) -> None:
             first = log.length
             await log.append(batch(first, count, pad))
             await log.flush()
-            print(SESSIONS[log_index], first, count, flush=True)
+            print(sessions[log_index], first, count, flush=True)
 
     await asyncio.gather(*(drive(index) for index in range(len(logs))))
 
@@ -83,7 +83,8 @@ def main() -> None:
     elif command == "die-after":
         asyncio.run(die_after(kind, path, rest[0], int(rest[1])))
     elif command == "crash":
-        asyncio.run(crash(kind, path, int(rest[0])))
+        names = tuple(rest[1].split(",")) if len(rest) > 1 else SESSIONS
+        asyncio.run(crash(kind, path, int(rest[0]), names))
     else:
         raise SystemExit(f"unknown command {command!r}")
 

@@ -1,7 +1,9 @@
 """kill -9 at random moments never loses a flushed batch nor leaves a broken
 log: a child appends and flushes in a loop, printing each flushed batch; the
-parent kills it, reopens, and checks. ``TICKLER_LONG_TESTS=1`` kills 200
-times per store instead of 20."""
+parent kills it, reopens, and checks; also two such children on one JSONL
+directory at once (each with its own sessions and journal), killed together.
+``TICKLER_LONG_TESTS=1`` kills 200 times per store instead of 20 (and 100
+pairs instead of 10)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,15 +25,20 @@ from tickler.shell.ports import SessionLog
 
 from .conftest import CHILD, DURABLE, make_store, store_path
 
-KILLS = 200 if os.environ.get("TICKLER_LONG_TESTS") == "1" else 20
+LONG = os.environ.get("TICKLER_LONG_TESTS") == "1"
+KILLS = 200 if LONG else 20
+PAIRS = 100 if LONG else 10
 SESSIONS = ("alpha", "beta", "gamma")
+SHARDS = (("a1", "a2", "a3"), ("b1", "b2", "b3"))  # one process each, one directory
 
 
-def run_and_kill(kind: str, path: Path, rng: random.Random, seed: int) -> list[str]:
+def run_and_kill(
+    kind: str, path: Path, rng: random.Random, seed: int, sessions: tuple[str, ...] = SESSIONS
+) -> list[str]:
     """Start the child, kill -9 it at a random moment, return its complete
     stdout lines."""
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), "crash", kind, str(path), str(seed)],
+        [sys.executable, str(CHILD), "crash", kind, str(path), str(seed), ",".join(sessions)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -59,9 +67,9 @@ def check_batches(log: SessionLog, durable: int) -> None:
         assert data["batch"] <= seq < data["batch"] + data["of"] <= len(events)
 
 
-def check_file(kind: str, path: Path) -> None:
+def check_file(kind: str, path: Path, sessions: tuple[str, ...] = SESSIONS) -> None:
     if kind == "jsonl":
-        for name in SESSIONS:
+        for name in sessions:
             file = path / f"{name}.jsonl"
             if file.exists():
                 assert parse_session_jsonl(file.read_bytes()).torn_tail is None
@@ -71,13 +79,15 @@ def check_file(kind: str, path: Path) -> None:
         conn.close()
 
 
-async def reopen_and_check(kind: str, root: Path, durable: dict[str, int]) -> None:
+async def reopen_and_check(
+    kind: str, root: Path, durable: dict[str, int], sessions: tuple[str, ...] = SESSIONS
+) -> None:
     store = make_store(kind, root)
-    for name in SESSIONS:
+    for name in sessions:
         log = await store.open(name, created_at=1)
         check_batches(log, durable.get(name, 0))
     await store.close()
-    check_file(kind, store_path(kind, root))
+    check_file(kind, store_path(kind, root), sessions)
 
 
 @pytest.mark.parametrize("kind", DURABLE)
@@ -94,3 +104,30 @@ async def test_kill_9_never_loses_a_flushed_batch(kind: str, tmp_path: Path) -> 
         productive += bool(lines)
         await reopen_and_check(kind, tmp_path, durable)
     assert productive >= KILLS * 3 // 4  # most children were killed mid-work
+
+
+async def test_two_processes_on_one_directory_never_lose_a_flushed_batch(
+    tmp_path: Path,
+) -> None:
+    # The way to use more than one core: each process holds its own sessions
+    # (and journal) in one shared directory. Both are killed at random
+    # moments, concurrently; then every session holds what was flushed.
+    rng = random.Random(20_27)
+    durable: dict[str, int] = {}
+    path = store_path("jsonl", tmp_path)
+    productive = 0
+    with ThreadPoolExecutor(len(SHARDS)) as pool:
+        for seed in range(PAIRS):
+            runs = [
+                pool.submit(run_and_kill, "jsonl", path, random.Random(rng.random()), seed, shard)
+                for shard in SHARDS
+            ]
+            for run in runs:
+                lines = run.result()
+                for line in lines:
+                    name, first, count = line.split()
+                    durable[name] = max(durable.get(name, 0), int(first) + int(count))
+                productive += bool(lines)
+            await reopen_and_check("jsonl", tmp_path, durable, SHARDS[0] + SHARDS[1])
+    assert productive >= PAIRS * len(SHARDS) * 3 // 4
+    assert all(durable.get(name, 0) > 0 for shard in SHARDS for name in shard)
