@@ -111,8 +111,9 @@ class SessionFile:
         self.released = False  # its log is closing: the journal borrows it no more
         self.failed = False  # the sync at its close failed: its records may be on no disk
         # (bytes the file holds, lines not written yet after them): one
-        # attribute, so a reader on another thread sees the two agree.
-        self.tail: tuple[int, list[bytes]] = (end, [])
+        # attribute, so a reader on another thread sees the two agree. No
+        # list while nothing is pending: most open sessions are idle.
+        self.tail: tuple[int, list[bytes] | tuple[()]] = (end, ())
         self.cut_to: int | None = None  # a failed write's leftovers still to cut off
         self.lagging = False  # a write failed: the file holds less than the journal
         self._users = 0
@@ -121,18 +122,27 @@ class SessionFile:
 
     def add(self, lines: bytes) -> None:
         """Lines to write at the next round, after their record."""
-        self.tail[1].append(lines)
+        end, pending = self.tail
+        if isinstance(pending, list):
+            pending.append(lines)
+        else:
+            self.tail = (end, [lines])
 
     def take_back(self) -> None:
         """Forget the lines just added (their record could not be logged)."""
-        self.tail[1].pop()
+        end, pending = self.tail
+        if len(pending) > 1:
+            assert isinstance(pending, list)
+            pending.pop()
+        else:
+            self.tail = (end, ())
 
     def drop_pending(self) -> int:
         """Forget every pending line (their records were never written);
         how many batches."""
-        end, chunks = self.tail
-        self.tail = (end, [])
-        return len(chunks)
+        end, pending = self.tail
+        self.tail = (end, ())
+        return len(pending)
 
     def write_pending(self) -> OSError | None:
         """Write the pending lines in one ``write``; the error when that
@@ -154,7 +164,7 @@ class SessionFile:
                 self.cut_to = end
             self.lagging = True
             return exc
-        self.tail = (end + len(data), [])
+        self.tail = (end + len(data), ())
         self.lagging = False
         return None
 
