@@ -14,7 +14,9 @@ The same work on both sides, in one run, each part in a fresh process:
    store, one in flight on one session and 64 sessions each creating in a
    loop, in one process and spread over one process per core (as the
    README advises: each session belongs to one process, all on one store
-   directory; the rates add up over a window they share); APScheduler
+   directory; the rates add up over a window they share), and for
+   information one in flight with the process pinned to one CPU (a thread
+   hand-off then needs no cross-CPU wake-up, which is slow on a VM); APScheduler
    ``add_job(trigger="date")`` on a ``SQLAlchemyJobStore("sqlite:///...")``,
    sequential and from 64 threads;
 3. firing lateness (arrival at the host minus the target) with 100,000
@@ -436,11 +438,15 @@ async def tickler_creates(
     warmup: float,
     prefix: str = "c",
     start_at: float | None = None,
+    pin_cpu: int | None = None,
 ) -> Result:
     """One task per session, each creating in a loop (each call returns after
     its flush); the rate over ``seconds`` after ``warmup``. With
     ``start_at`` (epoch seconds) the measured window starts then, so
-    workers in several processes measure the same window."""
+    workers in several processes measure the same window. With ``pin_cpu``
+    the process (and the threads it starts) runs on that CPU only."""
+    if pin_cpu is not None:
+        os.sched_setaffinity(0, {pin_cpu})
     rig = Rig(directory)
     ids = [f"{prefix}{sessions}-{i}" for i in range(sessions)]
     await rig.open(ids, created_at=int(wall_ms()))
@@ -1166,6 +1172,17 @@ class Bench:
         t1 = self.runner.run(
             "tickler.creates", directory=self.fresh_dir("c1"), sessions=1, **timing
         )
+        pinned: Result | None = None
+        if hasattr(os, "sched_setaffinity"):
+            log("durable creates: tickler, 1 in flight, pinned to one CPU")
+            cpu = max(os.sched_getaffinity(0))
+            pinned = self.runner.run(
+                "tickler.creates",
+                directory=self.fresh_dir("c1p"),
+                sessions=1,
+                pin_cpu=cpu,
+                **timing,
+            )
         log("durable creates: tickler, 64 sessions")
         t64 = self.runner.run(
             "tickler.creates", directory=self.fresh_dir("c64"), sessions=64, **timing
@@ -1208,6 +1225,10 @@ class Bench:
                 status(r1 >= T_CREATE_1),
             ),
             Row("   1 in flight / raw fsync rate", f"{r1 / fsync:.2f}x", f"{q1 / fsync:.2f}x"),
+            Row(
+                "   1 in flight, process pinned to one CPU (no cross-CPU wake-ups)",
+                "-" if pinned is None else rate(float(pinned["rate"])),
+            ),
             Row(
                 "   durable creates, 64 sessions (APS: 64 threads)",
                 rate(r64),

@@ -603,16 +603,17 @@ class Journal:
         if failed:
             raise StoreError(f"{what} ({'; '.join(failed)}): it is kept for replay")
 
-    def _checkpoint_all(self, gen: _Generation) -> None:
+    def _checkpoint_all(self, gen: _Generation) -> bool:
         """Retire ``gen`` covering also what is still queued (written out
-        first) or waiting for its base sync."""
+        first) or waiting for its base sync. False when the queued records
+        could not be written (reported by the caller)."""
+        written = True
         try:
             self._write_out()
         except StoreError as exc:
-            # Those batches were never flushed; they stay in their files'
-            # pending lines no longer. Reported by the caller.
             self._failed.append(str(exc))
             gen.keep = True
+            written = False
         for _, file in self._queue:
             if not file.released:
                 gen.dirty[file] = None
@@ -620,6 +621,7 @@ class Journal:
             gen.dirty[file] = None
             gen.sync_session_dir = True
         self._retire(gen)
+        return written
 
     async def _wait_checkpoints(self) -> None:
         while self._checkpointer is not None and not self._checkpointer.done():
@@ -693,13 +695,16 @@ class Journal:
         await self.rounds.idle()
         if self._current is None:
             return
-        self._checkpoint_all(self._current)
+        written = self._checkpoint_all(self._current)
         self._current = None
-        for file in dict.fromkeys(file for _, file in self._queue):
-            # Only when the journal could not be written (reported below):
-            # batches never flushed, whose lines may not precede their records.
-            lost = file.drop_pending()
-            LOG.error("session %r: %d batches never flushed are lost", file.session_id, lost)
+        if not written:
+            # Batches never flushed, whose records the journal could not take
+            # (reported below): their lines must not reach a file without them.
+            for file in dict.fromkeys(file for _, file in self._queue):
+                lost = file.drop_pending()
+                LOG.error("session %r: %d batches never flushed are lost", file.session_id, lost)
+        # Otherwise the queue holds only records retired before their sync:
+        # their lines are in the session files the checkpoint syncs.
         self._queue, self._queued_bytes = [], 0
         self._bases = []
         await self._wait_checkpoints()

@@ -467,6 +467,40 @@ async def test_lines_reach_their_session_file_only_after_their_record(
     assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
 
 
+async def test_batches_never_flushed_are_dropped_if_the_journal_refuses_them_at_close(
+    tmp_path: Path, fsize_limit: FileSizeLimit, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = JsonlStore(tmp_path, journal_zero_ahead=0)  # the cap is at the records' end
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(1))
+    await log.flush()
+    journal = journals(tmp_path)[0]
+    await log.append(new_events(2, start=1))  # never flushed
+    fsize_limit.cap(journal.stat().st_size + 10)
+    with pytest.raises(StoreError, match="cannot write the journal"):
+        await store.close()
+    fsize_limit.lift()
+    assert "session 's1': 1 batches never flushed are lost" in caplog.text
+    path = tmp_path / "s1.jsonl"
+    assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0]
+    again = JsonlStore(tmp_path)
+    assert (await again.open("s1", created_at=5)).length == 1
+    await again.close()
+
+
+async def test_closing_quietly_after_appends_that_were_never_flushed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = JsonlStore(tmp_path, journal_limit=4096)  # the close retires records not synced
+    log = await store.open("s1", created_at=5)
+    for first in range(0, 40, 4):
+        await log.append(new_events(4, start=first))
+    await store.close()  # writes them out and syncs them: nothing is lost
+    assert "lost" not in caplog.text
+    events = parse_session_jsonl((tmp_path / "s1.jsonl").read_bytes()).events
+    assert [item.seq for item in events] == list(range(40))
+
+
 def records_end(journal: Path) -> tuple[int, int]:
     """How many intact records the journal holds, and where they end."""
     records = list(read_records(journal.read_bytes()))
