@@ -99,7 +99,6 @@ class SessionFile:
         "cut_to",
         "failed",
         "fd",
-        "lagging",
         "released",
         "session_id",
         "tail",
@@ -115,7 +114,6 @@ class SessionFile:
         # list while nothing is pending: most open sessions are idle.
         self.tail: tuple[int, list[bytes] | tuple[()]] = (end, ())
         self.cut_to: int | None = None  # a failed write's leftovers still to cut off
-        self.lagging = False  # a write failed: the file holds less than the journal
         self._users = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._close_pending = False
@@ -162,10 +160,8 @@ class SessionFile:
                 self.cut_to = None
             except OSError:
                 self.cut_to = end
-            self.lagging = True
             return exc
         self.tail = (end + len(data), ())
-        self.lagging = False
         return None
 
     def use(self) -> None:

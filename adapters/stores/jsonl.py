@@ -36,7 +36,6 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
 from __future__ import annotations
 
 import asyncio
-import mmap
 import os
 import threading
 from array import array
@@ -74,7 +73,6 @@ from tickler.shell.ports import (
     validate_session_id,
 )
 
-PAGE = mmap.PAGESIZE
 _TORN_HEADER_LIMIT = 1 << 16  # a longer first line is no header a crash cut
 # Guards building a log's prefix index (rare: a read before a snapshot's
 # anchor); one lock for all logs, so an open session costs none.

@@ -123,7 +123,8 @@ def _replay_all(recovery: Recovery, held: Mapping[str, int], fresh: Collection[s
 
 def _dead_journals(journal_dir: Path) -> dict[Path, int]:
     """The dead journals, oldest first per owner (a later record of the same
-    seq wins: see Journal.unlog)."""
+    seq wins: records not known durable are written again to the next
+    generation after a failed sync)."""
     dead: dict[Path, int] = {}
     for path in sorted(journal_dir.glob("*.wal"), key=_journal_order):
         fd = try_lock(path, create=False)
