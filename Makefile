@@ -14,14 +14,18 @@ $(VENV)/.installed: $(SRC)
 	  || { echo "tickler needs Python 3.11 or newer as $(PY) (make PY=python3.12 ...)"; exit 2; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
+	@# The distribution was called tickler before: drop that install, or two would map tickler.
+	$(BIN)/python -m pip uninstall -q -y --disable-pip-version-check tickler 2>/dev/null || true
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all]' --group dev \
 	    --config-settings editable_mode=strict
 	touch $@
 
 # The main job: reminders created by a model, delivered as turns, across a
-# kill -9 and a restart; offline, under a minute.
+# kill -9 and a restart; offline, under a minute. Keep the session log with
+# make demo DEMO_ARGS=--keep (a temporary directory) or DEMO_ARGS='--store DIR'.
+DEMO_ARGS ?=
 demo: install
-	$(BIN)/tickler demo
+	$(BIN)/tickler demo $(DEMO_ARGS)
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -1,6 +1,6 @@
 """LangChain adapter: the schedule tools as ``StructuredTool``s.
 
-Needs the extra: ``pip install 'tickler[langchain]'`` (``langchain-core``
+Needs the extra: ``pip install 'tickler-agents[langchain]'`` (``langchain-core``
 only; LangGraph's ``ToolNode`` and chat models' ``bind_tools`` take these
 tools as they are).
 

@@ -1,7 +1,7 @@
 """OpenAI Agents SDK adapter: the schedule tools as ``FunctionTool``s, and a
 host whose turns are ``Runner.run``s of an ``Agent``.
 
-Needs the extra: ``pip install 'tickler[openai-agents]'``.
+Needs the extra: ``pip install 'tickler-agents[openai-agents]'``.
 
 Wiring one session::
 

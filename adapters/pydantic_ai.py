@@ -1,7 +1,7 @@
 """PydanticAI adapter: the schedule tools as a toolset, and a host whose
 turns are runs of a PydanticAI ``Agent``.
 
-Needs the extra: ``pip install 'tickler[pydantic-ai]'``.
+Needs the extra: ``pip install 'tickler-agents[pydantic-ai]'``.
 
 Wiring one session::
 

@@ -90,5 +90,5 @@ def decode_arguments(text: str) -> object:
 def missing_extra(framework: str, extra: str) -> ImportError:
     """The error an adapter raises when its framework is not installed."""
     return ImportError(
-        f"tickler's {framework} adapter needs the extra: pip install 'tickler[{extra}]'"
+        f"tickler's {framework} adapter needs the extra: pip install 'tickler-agents[{extra}]'"
     )

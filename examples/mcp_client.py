@@ -6,7 +6,7 @@ out and waits for the server to deliver it: the server runs the delivery
 command with the follow-up JSON on stdin, here a one-liner that appends it to
 a file. A real host would hand ``text`` to its model as a new user-role turn.
 
-    pip install 'tickler[mcp]'
+    pip install 'tickler-agents[mcp]'
     python examples/mcp_client.py
 
 ``TICKLER_DIR`` keeps the store somewhere other than a temp dir (run it twice

@@ -18,7 +18,7 @@ from tickler.core.zones import resolve_zone
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="tickler")
+@click.version_option(package_name="tickler-agents")
 def cli() -> None:
     """tickler: durable, exactly-once reminders for LLM agents."""
 
@@ -73,12 +73,21 @@ def inspect(path: str, tz_name: str, as_json: bool) -> int:
 @click.option(
     "--json", "as_json", is_flag=True, help="Tell the story on stderr; print the outcome as JSON."
 )
-def demo(as_json: bool) -> int:
+@click.option(
+    "--store",
+    "store_dir",
+    default=None,
+    help="Run in DIR (created if missing) and keep the session log there.",
+)
+@click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
+def demo(as_json: bool, store_dir: str | None, keep: bool) -> int:
     """Run the main job offline: reminders created by a model, delivered as
     turns, across a kill -9 and a restart, then inspected."""
     from tickler.adapters.cli.demo import run_demo
 
-    return run_demo(as_json)
+    if keep and store_dir is not None:
+        raise CliError("--keep is for the temporary store; --store DIR is always kept")
+    return run_demo(as_json, store_dir, keep)
 
 
 @cli.command("_demo-agent", hidden=True)

@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -28,6 +29,7 @@ import click
 from rich.console import Console
 
 from tickler.adapters.cli.check import check_file
+from tickler.adapters.cli.errors import CliError
 from tickler.adapters.cli.inspect import inspect_session
 from tickler.adapters.cli.output import console, print_json, print_report
 from tickler.adapters.cli.session import live_session, open_store
@@ -127,16 +129,46 @@ def _at_message(now: datetime) -> str:
     return f"remind me at {local:%H:%M:%S} {ZONE} on {local:%Y-%m-%d} to join the standup"
 
 
-def run_demo(as_json: bool = False) -> int:
+@contextmanager
+def demo_store(store: str | None, *, keep: bool) -> Iterator[tuple[str, str | None]]:
+    """The demo's store directory and, when it stays after the demo, the
+    sentence that says where its session log is. ``store`` is used as it is
+    (created if missing; refused when it already holds a demo session);
+    without it a temporary directory is made, removed afterwards unless
+    ``keep``."""
+    if store is not None:
+        directory = Path(store)
+        if (directory / f"{SESSION}.jsonl").exists():
+            raise CliError(f"{directory} already holds a demo session; choose another directory")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"cannot use {directory} as the store: {exc.strerror or exc}") from None
+        yield str(directory), _stays(directory)
+    elif keep:
+        directory = Path(tempfile.mkdtemp(prefix="tickler-demo-"))
+        yield str(directory), _stays(directory)
+    else:
+        with tempfile.TemporaryDirectory(prefix="tickler-demo-") as scratch:
+            yield scratch, None
+
+
+def _stays(directory: Path) -> str:
+    return f"the session log stays at {directory / f'{SESSION}.jsonl'}"
+
+
+def run_demo(as_json: bool = False, store: str | None = None, keep: bool = False) -> int:
     """The story on stdout; with ``as_json`` the story goes to stderr and
-    stdout gets one JSON document of the outcome."""
+    stdout gets one JSON document of the outcome. With ``store`` (a
+    directory) or ``keep`` the session log stays for ``tickler inspect``
+    and ``tickler check``."""
     stream = sys.stderr if as_json else sys.stdout
     out = console(stderr=as_json)
 
     def say(text: str) -> None:
         print(text, file=stream, flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="tickler-demo-") as store_dir:
+    with demo_store(store, keep=keep) as (store_dir, kept):
         now = datetime.now(UTC)
         messages = [
             f"remind me in {AFTER_S} seconds to stretch",
@@ -158,7 +190,10 @@ def run_demo(as_json: bool = False) -> int:
         _stream_until(second, "never", time.monotonic() + 40, say)
         second.wait(timeout=30)
         path = Path(store_dir) / f"{SESSION}.jsonl"
-        return _epilogue(path, out, say, as_json)
+        status = _epilogue(path, out, say, as_json)
+        if kept is not None:
+            say(f"\n{kept}; look again with: tickler inspect {path}")
+        return status
 
 
 def _epilogue(path: Path, out: Console, say: Say, as_json: bool) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-MESSAGE = "tickler's MCP server adapter needs the extra: pip install 'tickler[mcp]'"
+MESSAGE = "tickler's MCP server adapter needs the extra: pip install 'tickler-agents[mcp]'"
 
 
 def test_the_server_names_the_extra_when_mcp_is_missing(
@@ -40,5 +40,5 @@ def test_url_delivery_names_the_extra_when_httpx_is_missing(
     with pytest.raises(ImportError) as raised:
         DeliverUrl("http://127.0.0.1:9/hook", session="s")
     assert str(raised.value) == (
-        "tickler's URL delivery adapter needs the extra: pip install 'tickler[mcp]'"
+        "tickler's URL delivery adapter needs the extra: pip install 'tickler-agents[mcp]'"
     )

@@ -16,18 +16,19 @@ import pytest
         (
             "tickler.adapters.pydantic_ai",
             "pydantic_ai",
-            "tickler's PydanticAI adapter needs the extra: pip install 'tickler[pydantic-ai]'",
+            "tickler's PydanticAI adapter needs the extra: "
+            "pip install 'tickler-agents[pydantic-ai]'",
         ),
         (
             "tickler.adapters.openai_agents",
             "agents",
             "tickler's OpenAI Agents SDK adapter needs the extra: "
-            "pip install 'tickler[openai-agents]'",
+            "pip install 'tickler-agents[openai-agents]'",
         ),
         (
             "tickler.adapters.langchain",
             "langchain_core",
-            "tickler's LangChain adapter needs the extra: pip install 'tickler[langchain]'",
+            "tickler's LangChain adapter needs the extra: pip install 'tickler-agents[langchain]'",
         ),
     ],
 )

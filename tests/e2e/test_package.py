@@ -1,0 +1,128 @@
+"""The package as a user installs and imports it: the distribution name
+(``tickler`` on the package index belongs to an unrelated project), every
+install line saying that name, and ``import tickler`` exposing the main
+entry points lazily."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import distribution, version
+from pathlib import Path
+
+import pytest
+
+import tickler
+
+ROOT = Path(tickler.__file__).resolve().parent
+DISTRIBUTION = "tickler-agents"
+FRAMEWORKS = ("pydantic_ai", "agents", "openai", "langchain", "langchain_core", "mcp", "httpx")
+# An install line naming the bare ``tickler`` distribution (with or without extras).
+OLD_INSTALL = re.compile(r"pip install\s+['\"]?tickler(?![\w-])")
+SKIP_DIRS = {".venv", "build", ".git", ".mypy_cache", ".ruff_cache", ".hypothesis"}
+
+
+def test_the_distribution_name_is_the_free_one() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == DISTRIBUTION
+    assert distribution(DISTRIBUTION).read_text("top_level.txt") in (None, "tickler\n")
+    assert tickler.__version__ == version(DISTRIBUTION) == project["version"]
+
+
+def _text_files() -> list[Path]:
+    files = [ROOT / "Makefile"]
+    for path in ROOT.rglob("*"):
+        if SKIP_DIRS.intersection(path.relative_to(ROOT).parts) or path.name.endswith(".egg-info"):
+            continue
+        if path.suffix in {".py", ".md", ".toml", ".txt", ".rst"} and path.is_file():
+            files.append(path)
+    return files
+
+
+def test_every_install_line_names_the_distribution() -> None:
+    stale = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in _text_files()
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if OLD_INSTALL.search(line) and path.name != "test_package.py"
+    ]
+    assert stale == []
+    readme = (ROOT / "README.md").read_text()
+    assert f"pip install '{DISTRIBUTION}[pydantic-ai]'" in readme
+
+
+def test_a_missing_extra_names_the_distribution() -> None:
+    from tickler.adapters.tools import missing_extra
+
+    message = str(missing_extra("LangChain", "langchain"))
+    assert message == (
+        f"tickler's LangChain adapter needs the extra: pip install '{DISTRIBUTION}[langchain]'"
+    )
+
+
+def test_importing_tickler_loads_no_framework() -> None:
+    probe = (
+        "import json, sys, tickler; tickler.__all__; dir(tickler); "
+        "print(json.dumps(sorted({m.partition('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(json.loads(out.stdout))
+    assert "tickler" in loaded
+    assert loaded.isdisjoint(FRAMEWORKS), loaded.intersection(FRAMEWORKS)
+
+
+# Each public name and the module that defines it.
+HOMES = {
+    "ScheduleRuntime": "tickler.shell.runtime",
+    "SystemClock": "tickler.shell.clock",
+    "ReferenceHost": "tickler.shell.reference_host",
+    "TurnInput": "tickler.shell.reference_host",
+    "JsonlStore": "tickler.adapters.stores.jsonl",
+    "SqliteStore": "tickler.adapters.stores.sqlite",
+    "MemoryStore": "tickler.adapters.stores.memory",
+    "DeliverCommand": "tickler.adapters.delivery",
+    "DeliverUrl": "tickler.adapters.delivery",
+    "pydantic_ai_host": "tickler.adapters.pydantic_ai",
+    "schedule_toolset": "tickler.adapters.pydantic_ai",
+    "openai_agents_host": "tickler.adapters.openai_agents",
+    "openai_agents_tools": "tickler.adapters.openai_agents",
+    "langchain_tools": "tickler.adapters.langchain",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOMES))
+def test_each_entry_point_resolves_from_the_top(name: str) -> None:
+    assert name in tickler.__all__
+    assert name in dir(tickler)
+    assert getattr(tickler, name) is getattr(importlib.import_module(HOMES[name]), name)
+
+
+def test_every_exported_name_resolves_and_an_unknown_one_is_an_attribute_error() -> None:
+    for name in tickler.__all__:
+        assert getattr(tickler, name) is not None, name
+    assert sorted(tickler.__all__) == sorted(set(tickler.__all__))
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
+        _ = tickler.no_such_thing  # type: ignore[attr-defined]
+
+
+def test_type_checkers_see_the_same_names() -> None:
+    """The ``if TYPE_CHECKING:`` imports name exactly the lazy exports, from
+    the same modules, so ``mypy --strict`` sees what runtime resolves."""
+    tree = ast.parse((ROOT / "__init__.py").read_text())
+    checked: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for item in node.body:
+                assert isinstance(item, ast.ImportFrom)
+                checked.update({alias.name: str(item.module) for alias in item.names})
+    homes: dict[str, str] = tickler.__dict__["_HOMES"]
+    assert checked == homes
+    assert set(homes) == set(tickler.__all__) - {"__version__"}
+    assert {name: homes[name] for name in HOMES} == HOMES
