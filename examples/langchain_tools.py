@@ -24,11 +24,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool
 
-from tickler.adapters.langchain import langchain_tools
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.shell.clock import SystemClock
-from tickler.shell.reference_host import ReferenceHost, TurnInput
-from tickler.shell.runtime import ScheduleRuntime
+from tickler import (
+    JsonlStore,
+    ReferenceHost,
+    ScheduleRuntime,
+    SystemClock,
+    TurnInput,
+    langchain_tools,
+)
 
 CREATE = {"name": "schedule_create", "args": {"prompt": "stretch", "after_seconds": 2}, "id": "c1"}
 SCRIPT = [AIMessage("", tool_calls=[CREATE]), AIMessage("Reminder set."), AIMessage("Stretch!")]

@@ -19,11 +19,7 @@ import tempfile
 from agents import Agent, Model, RunConfig
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from tickler.adapters.openai_agents import openai_agents_host
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.shell.clock import SystemClock
-from tickler.shell.reference_host import TurnInput
-from tickler.shell.runtime import ScheduleRuntime
+from tickler import JsonlStore, ScheduleRuntime, SystemClock, TurnInput, openai_agents_host
 
 REAL = bool(os.environ.get("OPENAI_API_KEY"))
 OFFLINE = ScriptedModel(

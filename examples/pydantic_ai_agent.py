@@ -21,11 +21,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tickler.adapters.pydantic_ai import pydantic_ai_host
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.shell.clock import SystemClock
-from tickler.shell.reference_host import TurnInput
-from tickler.shell.runtime import ScheduleRuntime
+from tickler import JsonlStore, ScheduleRuntime, SystemClock, TurnInput, pydantic_ai_host
 
 
 def offline(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
