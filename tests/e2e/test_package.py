@@ -65,17 +65,24 @@ def test_a_missing_extra_names_the_distribution() -> None:
     )
 
 
-def test_importing_tickler_loads_no_framework() -> None:
+def _loaded_after(statement: str) -> set[str]:
+    """The top-level modules a fresh interpreter holds after ``statement``."""
     probe = (
-        "import json, sys, tickler; tickler.__all__; dir(tickler); "
+        f"import json, sys, tickler; {statement}; "
         "print(json.dumps(sorted({m.partition('.')[0] for m in sys.modules})))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    loaded = set(json.loads(out.stdout))
+    return set(json.loads(out.stdout))
+
+
+def test_importing_tickler_loads_no_framework() -> None:
+    loaded = _loaded_after("tickler.__all__; dir(tickler); tickler.JsonlStore")
     assert "tickler" in loaded
     assert loaded.isdisjoint(FRAMEWORKS), loaded.intersection(FRAMEWORKS)
+    # The probe sees a framework once its entry point is used.
+    assert "pydantic_ai" in _loaded_after("tickler.pydantic_ai_host")
 
 
 # Each public name and the module that defines it.
