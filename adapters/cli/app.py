@@ -9,10 +9,11 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from tickler.adapters.cli.check import examine_paths, exit_code
+from tickler.adapters.cli.check import CORRUPT, UNREADABLE, check_file
 from tickler.adapters.cli.errors import CliError
-from tickler.adapters.cli.inspect_run import inspect_paths
-from tickler.adapters.cli.output import print_json
+from tickler.adapters.cli.inspect import inspect_session
+from tickler.adapters.cli.output import print_json, print_report
+from tickler.core import CorruptScheduleLog, SessionFileError, parse_session_jsonl
 from tickler.core.zones import resolve_zone
 
 
@@ -26,22 +27,21 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def check(paths: tuple[str, ...], as_json: bool) -> int:
-    """Check session files against the schedule log's invariants.
+    """Check session files (JSONL) against the schedule log's invariants.
 
-    A PATH is a session file (JSONL, or zstd frames when it ends in .zstd)
-    or a directory: a tickler store, or a harness root walked for
-    <project>/<session>/session.jsonl[.zstd]. Every file is reported on its
-    own. Exit 1 when any log is corrupt (file, line and reason are printed),
-    else 2 when an input cannot be read, else 0.
+    Exit 0 when all are valid, 1 when a log is corrupt (file, line and
+    reason are printed), 2 when an input cannot be read.
     """
-    verdicts = [found.verdict for found in examine_paths(paths)]
+    verdicts = [check_file(path) for path in paths]
     if as_json:
         print_json({"files": [v.as_json() for v in verdicts]})
     else:
         for verdict in verdicts:
             err = verdict.status != 0
             click.echo(("tickler: " if err else "") + verdict.as_text(), err=err)
-    return exit_code(verdicts)
+    if any(v.status == UNREADABLE for v in verdicts):
+        return UNREADABLE
+    return CORRUPT if any(v.status == CORRUPT for v in verdicts) else 0
 
 
 @cli.command()
@@ -49,16 +49,24 @@ def check(paths: tuple[str, ...], as_json: bool) -> int:
 @click.option("--tz", "tz_name", default="UTC", show_default=True, help="Zone to show targets in.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def inspect(path: str, tz_name: str, as_json: bool) -> int:
-    """Show a session's active reminders, next wake and delivery history.
-
-    PATH is a session file or a directory (a tickler store or a harness
-    root): then every session in it is shown. Exit codes as for check.
-    """
+    """Show a session's active reminders, next wake and delivery history."""
     zone = resolve_zone(tz_name)
     if zone is None:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
-    now_ms = time.time_ns() // 1_000_000
-    return inspect_paths(path, now_ms, ZoneInfo(zone.key or "UTC"), as_json=as_json)
+    try:
+        parsed = parse_session_jsonl(Path(path).read_bytes())
+        report = inspect_session(parsed, time.time_ns() // 1_000_000, ZoneInfo(zone.key or "UTC"))
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except SessionFileError as exc:
+        raise CliError(f"{path}:{exc.line}: {exc.reason}") from None
+    except CorruptScheduleLog as exc:
+        raise CliError(f"{path}: corrupt schedule log: {exc.reason}") from None
+    if as_json:
+        print_json(report.as_json())
+    else:
+        print_report(report)
+    return 0
 
 
 @cli.command()
@@ -120,64 +128,32 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
 
 
 @cli.command()
+@click.option("--store", "store_dir", required=True, help="Session directory (JSONL store).")
+@click.option("--session", "session_id", required=True, help="The session to serve.")
 @click.option(
-    "--store", "store_dir", required=True, metavar="DIR", help="Session directory (JSONL store)."
+    "--deliver-cmd", default=None, help="Run CMD with each due follow-up (JSON) on stdin."
 )
-@click.option("--session", "session_id", required=True, metavar="ID", help="The session to serve.")
-@click.option(
-    "--deliver-cmd",
-    default=None,
-    metavar="CMD",
-    help="Run CMD with each due follow-up (JSON) on stdin; exit 0 = delivered. No shell: "
-    "CMD is split into words like a POSIX shell would, and its program must exist at start.",
-)
-@click.option(
-    "--deliver-url",
-    default=None,
-    metavar="URL",
-    help="POST each due follow-up (JSON) to URL; 2xx = delivered.",
-)
-@click.option(
-    "--deliver-timeout",
-    type=float,
-    default=None,
-    metavar="SECONDS",
-    help="Give up on one delivery attempt after this long (command 30, URL 10).",
-)
-@click.option(
-    "--log-level",
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    default="INFO",
-    show_default=True,
-    help="Level of the log on stderr.",
-)
+@click.option("--deliver-url", default=None, help="POST each due follow-up (JSON) to URL.")
+@click.option("--deliver-timeout", type=float, default=None, help="Seconds per delivery attempt.")
 def mcp(
     store_dir: str,
     session_id: str,
     deliver_cmd: str | None,
     deliver_url: str | None,
     deliver_timeout: float | None,
-    log_level: str,
-) -> int:
+) -> None:
     """Serve the three tools over MCP (stdio), and deliver due reminders.
 
     MCP clients do not start a model turn from a server notification, so a
-    due reminder goes to --deliver-cmd or --deliver-url (exactly one); it is
-    marked delivered in the log only after that succeeds, and retried
-    otherwise. The same command runs as python -m tickler.adapters.mcp_server.
-    Exit 0 when the client disconnects, 1 when the server cannot run (the
-    session is served elsewhere), 2 for usage errors.
+    due reminder goes to --deliver-cmd or --deliver-url; it is marked
+    delivered in the log only after that succeeds, and retried otherwise.
     """
-    from tickler.adapters.mcp_server import serve_command
+    import logging
 
+    from tickler.adapters.mcp_server import run_mcp
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="tickler: %(message)s")
     try:
-        return serve_command(
-            store_dir,
-            session_id,
-            deliver_cmd,
-            deliver_url,
-            deliver_timeout=deliver_timeout,
-            log_level=log_level.upper(),
-        )
+        run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except ValueError as exc:
         raise CliError(str(exc)) from None
