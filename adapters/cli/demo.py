@@ -190,13 +190,13 @@ def run_demo(as_json: bool = False, store: str | None = None, keep: bool = False
         _stream_until(second, "never", time.monotonic() + 40, say)
         second.wait(timeout=30)
         path = Path(store_dir) / f"{SESSION}.jsonl"
-        status = _epilogue(path, out, say, as_json)
+        status = _epilogue(path, out, say, as_json, kept=kept is not None)
         if kept is not None:
             say(f"\n{kept}; look again with: tickler inspect {path}")
         return status
 
 
-def _epilogue(path: Path, out: Console, say: Say, as_json: bool) -> int:
+def _epilogue(path: Path, out: Console, say: Say, as_json: bool, *, kept: bool) -> int:
     say("\n4) tickler inspect of the session log:")
     parsed = parse_session_jsonl(path.read_bytes())
     report = inspect_session(parsed, time.time_ns() // 1_000_000, ZoneInfo(ZONE))
@@ -224,6 +224,7 @@ def _epilogue(path: Path, out: Console, say: Say, as_json: bool) -> int:
         print_json(
             {
                 "ok": ok,
+                "sessionLog": str(path) if kept else None,  # None: removed with its store
                 "reminderTurns": sum(keys.values()),
                 "occurrences": sorted(keys),
                 "repeated": repeated,

@@ -4,6 +4,7 @@ where it is."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +22,12 @@ def tickler(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
 
 def test_demo_with_store_leaves_a_valid_session_log_there(tmp_path: Path) -> None:
     store = tmp_path / "kept" / "store"
-    result = tickler("demo", "--store", str(store), timeout=180)
+    result = tickler("demo", "--json", "--store", str(store), timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     log = store / "demo.jsonl"
     assert log.is_file()
-    assert f"the session log stays at {log}" in result.stdout
+    assert json.loads(result.stdout)["sessionLog"] == str(log)
+    assert f"the session log stays at {log}" in result.stderr  # the story, with --json
     assert b'"type":"schedule/change"' in log.read_bytes()
     checked = tickler("check", str(log))
     assert checked.returncode == 0, checked.stdout + checked.stderr
