@@ -9,11 +9,10 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from tickler.adapters.cli.check import CORRUPT, UNREADABLE, check_file
+from tickler.adapters.cli.check import examine_paths, exit_code
 from tickler.adapters.cli.errors import CliError
-from tickler.adapters.cli.inspect import inspect_session
-from tickler.adapters.cli.output import print_json, print_report
-from tickler.core import CorruptScheduleLog, SessionFileError, parse_session_jsonl
+from tickler.adapters.cli.inspect_run import inspect_paths
+from tickler.adapters.cli.output import print_json
 from tickler.core.zones import resolve_zone
 
 
@@ -27,21 +26,22 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def check(paths: tuple[str, ...], as_json: bool) -> int:
-    """Check session files (JSONL) against the schedule log's invariants.
+    """Check session files against the schedule log's invariants.
 
-    Exit 0 when all are valid, 1 when a log is corrupt (file, line and
-    reason are printed), 2 when an input cannot be read.
+    A PATH is a session file (JSONL, or zstd frames when it ends in .zstd)
+    or a directory: a tickler store, or a harness root walked for
+    <project>/<session>/session.jsonl[.zstd]. Every file is reported on its
+    own. Exit 1 when any log is corrupt (file, line and reason are printed),
+    else 2 when an input cannot be read, else 0.
     """
-    verdicts = [check_file(path) for path in paths]
+    verdicts = [found.verdict for found in examine_paths(paths)]
     if as_json:
         print_json({"files": [v.as_json() for v in verdicts]})
     else:
         for verdict in verdicts:
             err = verdict.status != 0
             click.echo(("tickler: " if err else "") + verdict.as_text(), err=err)
-    if any(v.status == UNREADABLE for v in verdicts):
-        return UNREADABLE
-    return CORRUPT if any(v.status == CORRUPT for v in verdicts) else 0
+    return exit_code(verdicts)
 
 
 @cli.command()
@@ -49,24 +49,16 @@ def check(paths: tuple[str, ...], as_json: bool) -> int:
 @click.option("--tz", "tz_name", default="UTC", show_default=True, help="Zone to show targets in.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def inspect(path: str, tz_name: str, as_json: bool) -> int:
-    """Show a session's active reminders, next wake and delivery history."""
+    """Show a session's active reminders, next wake and delivery history.
+
+    PATH is a session file or a directory (a tickler store or a harness
+    root): then every session in it is shown. Exit codes as for check.
+    """
     zone = resolve_zone(tz_name)
     if zone is None:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
-    try:
-        parsed = parse_session_jsonl(Path(path).read_bytes())
-        report = inspect_session(parsed, time.time_ns() // 1_000_000, ZoneInfo(zone.key or "UTC"))
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except SessionFileError as exc:
-        raise CliError(f"{path}:{exc.line}: {exc.reason}") from None
-    except CorruptScheduleLog as exc:
-        raise CliError(f"{path}: corrupt schedule log: {exc.reason}") from None
-    if as_json:
-        print_json(report.as_json())
-    else:
-        print_report(report)
-    return 0
+    now_ms = time.time_ns() // 1_000_000
+    return inspect_paths(path, now_ms, ZoneInfo(zone.key or "UTC"), as_json=as_json)
 
 
 @cli.command()

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from tickler.adapters.cli.visible import visible
+
 USAGE = 2
 
 
@@ -16,7 +18,9 @@ class CliError(click.ClickException):
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One line, and nothing a terminal would obey (a path or id in the
+    message may come from a log or a hostile file name)."""
+    return visible(" ".join(text.split()))
 
 
 def run(command: click.Command, args: list[str]) -> int:

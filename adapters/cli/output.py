@@ -1,53 +1,72 @@
-"""Printing for people (rich tables) and for programs (JSON)."""
+"""Printing for people (rich tables) and for programs (JSON).
+
+Text that comes from a log (prompts, ids, keys, zone names) is passed to
+Rich as ``Text``, never as a markup string, so ``[link=...]`` or ``[/x]`` in
+a prompt is shown as written; and it goes through ``visible`` first, so no
+control sequence reaches the terminal.
+"""
 
 from __future__ import annotations
-
-import json
 
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tickler.adapters.cli.inspect import Report
+from tickler.adapters.cli.visible import json_text, visible
 
 
 def print_json(value: object) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    click.echo(json_text(value))
 
 
 def console(*, stderr: bool = False) -> Console:
     """A console that does not squeeze tables when output is piped."""
     probe = Console(stderr=stderr)
-    return Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 160)
+    return Console(
+        stderr=stderr,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        width=None if probe.is_terminal else 160,
+    )
+
+
+def shown(value: object, *, newlines: bool = False) -> Text:
+    """Log-derived text as inert Rich text."""
+    return Text(visible(str(value), newlines=newlines))
 
 
 def print_report(report: Report, out: Console | None = None) -> None:
     out = out if out is not None else console()
-    out.print(
-        f"[bold]session[/bold] {report.session}: {report.events} events"
-        + (f" (first {report.seed_length} inherited)" if report.seed_length else "")
-        + f", now {report.now}"
-    )
+    title = Text("session", style="bold")
+    title.append(f" {visible(report.session)}: {report.events} events", style="")
+    if report.seed_length:
+        title.append(f" (first {report.seed_length} inherited)", style="")
+    title.append(f", now {report.now}", style="")
+    out.print(title)
     active = Table(title="Active reminders", title_justify="left")
-    for column in ("id", "kind", "prompt", "target (UTC)", f"target ({report.zone})", "state"):
-        active.add_column(column)
+    zone = visible(report.zone)
+    for column in ("id", "kind", "prompt", "target (UTC)", f"target ({zone})", "state"):
+        active.add_column(Text(column))
     for row in report.active:
         kind = str(row["kind"])
         if "everySeconds" in row:
             kind += f" {row['everySeconds']}s"
         active.add_row(
-            str(row["id"]),
-            kind,
-            str(row["prompt"]),
-            str(row["scheduledAt"]),
-            str(row["local"]),
-            str(row["state"]),
+            shown(row["id"]),
+            shown(kind),
+            shown(row["prompt"], newlines=True),
+            shown(row["scheduledAt"]),
+            shown(row["local"]),
+            shown(row["state"]),
         )
-    out.print(active if report.active else "No active reminders.")
-    out.print(f"next wake: {report.next_wake or 'none'}")
+    out.print(active if report.active else Text("No active reminders."))
+    out.print(Text(f"next wake: {visible(report.next_wake or 'none')}"))
     history = Table(title="Deliveries", title_justify="left")
     for column in ("occurrence", "prompt", "appended", "taken by the agent", "turn"):
-        history.add_column(column)
+        history.add_column(Text(column))
     for item in report.history:
         prompts = "; ".join(o["prompt"] for o in item.occurrences)
         keys = ", ".join(f"{o['id']}@{o['occurrenceAt']}" for o in item.occurrences)
@@ -56,5 +75,11 @@ def print_report(report: Report, out: Console | None = None) -> None:
             if item.turn_input is None
             else f"#{item.turn_input}" + (" done" if item.turn_done else " pending")
         )
-        history.add_row(keys, prompts, item.appended_at, "yes" if item.delivered else "no", turn)
-    out.print(history if report.history else "No deliveries yet.")
+        history.add_row(
+            shown(keys),
+            shown(prompts, newlines=True),
+            shown(item.appended_at),
+            Text("yes" if item.delivered else "no"),
+            Text(turn),
+        )
+    out.print(history if report.history else Text("No deliveries yet."))

@@ -48,9 +48,13 @@ def test_check_valid_corrupt_and_unreadable(tmp_path: Path) -> None:
     assert corrupt.stderr.strip() == (
         f'tickler: {bad}:3: schedule delete targets inactive id "schedule-9"'
     )
-    missing = tickler("check", str(tmp_path / "nope.jsonl"), bad)
+    missing = tickler("check", str(tmp_path / "nope.jsonl"), good)
     assert missing.returncode == 2
     assert "nope.jsonl: cannot read: No such file or directory" in missing.stderr
+    both = tickler("check", str(tmp_path / "nope.jsonl"), bad)
+    assert both.returncode == 1  # corruption found outranks an unreadable input
+    assert "nope.jsonl: cannot read: No such file or directory" in both.stderr
+    assert f"{bad}:3: schedule delete targets inactive id" in both.stderr
 
 
 def test_check_names_a_corrupt_middle_line_and_reports_json(tmp_path: Path) -> None:
@@ -62,11 +66,12 @@ def test_check_names_a_corrupt_middle_line_and_reports_json(tmp_path: Path) -> N
     assert verdict["line"] == 2
 
 
-def test_check_tolerates_a_torn_final_line(tmp_path: Path) -> None:
+def test_check_reports_a_torn_final_line_outside_a_store(tmp_path: Path) -> None:
+    # Nothing outside a store tells a crash's tail from a cut file.
     torn = write(tmp_path / "torn.jsonl", HEADER + CREATE + b'{"type":"sched')
     result = tickler("check", torn)
-    assert result.returncode == 0
-    assert "torn final line" in result.stdout
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"tickler: {torn}:3: torn final line")
 
 
 def test_inspect_json_lists_the_active_reminder_in_a_zone(tmp_path: Path) -> None:
@@ -102,10 +107,9 @@ def test_errors_are_one_line_with_exit_code_2(args: list[str], message: str) -> 
 def test_inspect_of_a_corrupt_log_is_one_line(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.jsonl", HEADER + CREATE + BAD_DELETE)
     result = tickler("inspect", bad)
-    assert result.returncode == 2
+    assert result.returncode == 1  # exit codes as for check
     assert result.stderr.strip() == (
-        f"tickler: error: {bad}: corrupt schedule log: schedule delete targets inactive id "
-        '"schedule-9"'
+        f'tickler: {bad}:3: schedule delete targets inactive id "schedule-9"'
     )
 
 

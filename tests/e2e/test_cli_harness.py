@@ -1,0 +1,221 @@
+"""``tickler check``/``inspect`` on logs as the reference harness lays them out:
+ROOT/<project key>/<escaped id>/session.jsonl[.zstd], zstd frames, torn tails,
+and one bad file never hiding the others (issue 9, "Real harness logs")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import zstandard
+
+TICKLER = [sys.executable, "-m", "tickler.adapters.cli"]
+T0 = 1785931200000
+
+
+def tickler(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TICKLER, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def header(session_id: str, cwd: str | None = None) -> bytes:
+    value: dict[str, object] = {"type": "session", "version": 0, "id": session_id}
+    value["createdAt"] = T0
+    if cwd is not None:
+        value["cwd"] = cwd
+    value["delegationDepth"] = 0
+    return json.dumps(value, ensure_ascii=False).encode() + b"\n"
+
+
+def create(seq: int, number: int, prompt: str = "stretch") -> bytes:
+    schedule = {
+        "id": f"schedule-{number}",
+        "kind": "after",
+        "prompt": prompt,
+        "afterSeconds": 30,
+        "scheduledAt": "2099-08-05T12:00:30.000Z",
+    }
+    data = {"version": 1, "operation": "create", "schedule": schedule}
+    event = {"type": "schedule/change", "seq": seq, "time": T0 + seq, "data": data}
+    return json.dumps(event).encode() + b"\n"
+
+
+def delete(seq: int, number: int) -> bytes:
+    data = {"version": 1, "operation": "delete", "id": f"schedule-{number}"}
+    event = {"type": "schedule/change", "seq": seq, "time": T0 + seq, "data": data}
+    return json.dumps(event).encode() + b"\n"
+
+
+def frames(*batches: bytes) -> bytes:
+    """One checksummed zstd frame per batch, as the harness appends them."""
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    return b"".join(compressor.compress(batch) for batch in batches)
+
+
+def put(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def harness_root(root: Path) -> dict[str, Path]:
+    """Three sessions: plain JSONL, multi-frame zstd with an escaped id, and a
+    corrupt one under _no-cwd."""
+    plain = put(
+        root / "--home-u-proj--" / "s1" / "session.jsonl",
+        header("s1", "/home/u/proj") + create(0, 1) + create(1, 2),
+    )
+    packed = put(
+        root / "--home-u-proj--" / "a~0020b~002Fc" / "session.jsonl.zstd",
+        frames(header("a b/c", "/home/u/proj"), create(0, 1), create(1, 2) + delete(2, 1)),
+    )
+    corrupt = put(
+        root / "_no-cwd" / "bad" / "session.jsonl",
+        header("bad") + create(0, 1) + delete(1, 9),
+    )
+    return {"plain": plain, "packed": packed, "corrupt": corrupt}
+
+
+def test_check_walks_a_harness_root_and_reports_every_file(tmp_path: Path) -> None:
+    files = harness_root(tmp_path / "root")
+    result = tickler("check", str(tmp_path / "root"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [  # in path order
+        f'{files["packed"]} [session "a b/c"]: valid (3 events, 1 active)',
+        f'{files["plain"]} [session "s1"]: valid (2 events, 2 active)',
+    ]
+    assert result.stderr.splitlines() == [
+        f'tickler: {files["corrupt"]}:3 [session "bad"]: '
+        'schedule delete targets inactive id "schedule-9"'
+    ]
+
+
+def test_check_json_names_each_session(tmp_path: Path) -> None:
+    files = harness_root(tmp_path / "root")
+    result = tickler("check", "--json", str(tmp_path / "root"))
+    assert result.returncode == 1
+    verdicts = {v["path"]: v for v in json.loads(result.stdout)["files"]}
+    assert verdicts[str(files["packed"])]["session"] == "a b/c"
+    assert verdicts[str(files["packed"])]["status"] == "valid"
+    assert verdicts[str(files["corrupt"])]["status"] == "corrupt"
+    assert verdicts[str(files["corrupt"])]["line"] == 3
+
+
+def test_multi_frame_zstd_decodes_every_frame(tmp_path: Path) -> None:
+    batches = [header("z1")] + [create(seq, seq + 1) for seq in range(40)]
+    path = put(tmp_path / "z1.jsonl.zstd", frames(*batches))
+    result = tickler("check", "--json", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    (verdict,) = json.loads(result.stdout)["files"]
+    assert (verdict["events"], verdict["active"]) == (40, 40)
+
+
+def test_inspect_walks_a_harness_root_per_session(tmp_path: Path) -> None:
+    files = harness_root(tmp_path / "root")
+    result = tickler("inspect", "--json", str(tmp_path / "root"))
+    assert result.returncode == 1, result.stderr
+    sessions = json.loads(result.stdout)["sessions"]
+    assert [s["path"] for s in sessions] == [
+        str(files["packed"]),
+        str(files["plain"]),
+        str(files["corrupt"]),
+    ]
+    assert [s["status"] for s in sessions] == ["valid", "valid", "corrupt"]
+    assert sessions[0]["report"]["session"] == "a b/c"
+    assert [row["id"] for row in sessions[0]["report"]["active"]] == ["schedule-2"]
+    assert "schedule-9" in result.stderr
+    text = tickler("inspect", str(tmp_path / "root"))
+    assert text.returncode == 1
+    assert text.stdout.count("Active reminders") == 2
+    assert f'{files["packed"]} [session "a b/c"]' in text.stdout
+
+
+def test_a_torn_final_line_outside_a_store_is_corruption(tmp_path: Path) -> None:
+    path = put(tmp_path / "cut.jsonl", header("cut") + create(0, 1) + b'{"type":"sched')
+    result = tickler("check", str(path))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"tickler: {path}:3: torn final line")
+
+
+def test_a_torn_final_zstd_frame_is_corruption(tmp_path: Path) -> None:
+    data = frames(header("cut"), create(0, 1), create(1, 2))
+    path = put(tmp_path / "root" / "_no-cwd" / "cut" / "session.jsonl.zstd", data[:-2])
+    result = tickler("check", str(tmp_path / "root"))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f'tickler: {path}:3 [session "cut"]: torn final zstd frame')
+
+
+def test_zstd_frames_that_the_harness_refuses_are_corruption(tmp_path: Path) -> None:
+    two_in_first = put(tmp_path / "a.jsonl.zstd", frames(header("a") + create(0, 1)))
+    open_line = put(tmp_path / "b.jsonl.zstd", frames(header("b"), create(0, 1)[:-1]))
+    garbage = put(tmp_path / "c.jsonl.zstd", frames(header("c")) + b"\x00" * 12)
+    result = tickler("check", str(two_in_first), str(open_line), str(garbage))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 3, result.stderr
+    assert lines[0].startswith(f"tickler: {two_in_first}:1: the first zstd frame")
+    assert lines[1].startswith(f"tickler: {open_line}:2: a complete zstd frame ends inside")
+    assert lines[2].startswith(f"tickler: {garbage}: not a zstd frame at byte")
+
+
+def test_a_log_in_the_wrong_directory_is_reported(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    wrong_id = put(root / "_no-cwd" / "s1" / "session.jsonl", header("s2") + create(0, 1))
+    wrong_project = put(root / "--elsewhere--" / "s3" / "session.jsonl", header("s3", "/p/q"))
+    result = tickler("check", str(root))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert f"tickler: {wrong_project}:1" in lines[0]
+    assert "belongs in --p-q--/s3" in lines[0]
+    assert f"tickler: {wrong_id}:1" in lines[1]
+    assert "belongs in _no-cwd/s2" in lines[1]
+
+
+def test_a_directory_without_session_files_cannot_be_checked(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = tickler("check", str(tmp_path / "empty"))
+    assert result.returncode == 2
+    assert "no session files" in result.stderr
+
+
+def test_one_bad_file_never_stops_the_others(tmp_path: Path) -> None:
+    good = put(tmp_path / "good.jsonl", header("good") + create(0, 1))
+    deep = b'{"type":"note","seq":0,"time":1,"data":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    nested = put(tmp_path / "nested.jsonl", header("nested") + deep)
+    unreadable = tmp_path / "dir.jsonl"
+    unreadable.mkdir()
+    bad = put(tmp_path / "bad.jsonl", header("bad") + create(0, 1) + delete(1, 9))
+    missing = tmp_path / "missing.jsonl"
+    args = [str(p) for p in (good, nested, unreadable, bad, missing)]
+    result = tickler("check", *args)
+    assert "Traceback" not in result.stderr
+    # corruption found wins over an input that could not be read
+    assert result.returncode == 1, result.stderr
+    out = result.stdout + result.stderr
+    for path in args:
+        assert sum(line.count(f"{path}") for line in out.splitlines()) >= 1, (path, out)
+    assert f"{good}: valid (1 events, 1 active)" in result.stdout
+    assert f'tickler: {bad}:3: schedule delete targets inactive id "schedule-9"' in result.stderr
+    assert f"tickler: {missing}: cannot read" in result.stderr
+    assert len(out.splitlines()) == 5, out
+
+
+def test_only_unreadable_inputs_exit_2(tmp_path: Path) -> None:
+    good = put(tmp_path / "good.jsonl", header("good") + create(0, 1))
+    result = tickler("check", str(good), str(tmp_path / "missing.jsonl"))
+    assert result.returncode == 2
+    assert f"{good}: valid" in result.stdout
+
+
+def test_a_symlinked_directory_is_not_followed_by_the_walk(tmp_path: Path) -> None:
+    outside = put(tmp_path / "outside" / "x" / "session.jsonl", header("x") + delete(0, 1))
+    root = tmp_path / "root"
+    put(root / "_no-cwd" / "s1" / "session.jsonl", header("s1") + create(0, 1))
+    (root / "_no-cwd" / "link").symlink_to(outside.parent.parent)
+    result = tickler("check", str(root))
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1
