@@ -303,3 +303,25 @@ def test_a_server_killed_9_takes_its_delivery_command_with_it(tmp_path: Path) ->
             if server.poll() is None:
                 server.kill()
                 server.wait()
+
+
+def test_cancelling_the_caller_kills_the_command_and_stays_a_cancellation(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    script = 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; exec sleep 1000'
+    pids: list[int] = []
+
+    async def scenario() -> None:
+        host = DeliverCommand(
+            ["sh", "-c", script, "sh", str(pid_file)], session="s", timeout=10_000
+        )
+        sending = asyncio.ensure_future(host.followup(MESSAGE))
+        pids.append(int(await asyncio.wait_for(appears(pid_file), BOUND_S)))
+        sending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(sending, BOUND_S)
+        assert not host.closed  # the host still takes later follow-ups
+
+    with reaped(pids):
+        asyncio.run(scenario())
+        wait_until(lambda: not alive(pids[0]), 30)
+        assert not alive(pids[0])
