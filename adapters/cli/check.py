@@ -26,6 +26,7 @@ from tickler.core import ParsedSession, SessionFileError, check_log, parse_sessi
 VALID, CORRUPT, UNREADABLE = 0, 1, 2
 TORN_LINE = "torn final line (no newline, not JSON): the file was cut, or its writer crashed"
 TORN_FRAME = "torn final zstd frame at byte {at}: the file was cut, or its writer crashed"
+OPEN_LINE = "the final line has no newline: the harness takes it for a torn record and drops it"
 CRASH_TAIL = "a torn final line (crash mid-write) was ignored; the store trims it when it opens"
 
 
@@ -185,6 +186,11 @@ def _examine(source: Source, session: str | None) -> Examined:
         line = data.count(b"\n") + 1
         reason = TORN_LINE if torn_at is None else TORN_FRAME.format(at=torn_at)
         return Examined(FileVerdict(path, CORRUPT, line, reason, session=session), parsed)
+    if source.harness and data.rsplit(b"\n", 1)[-1].strip():
+        # JSON, so not torn for tickler; but the harness commits a line only
+        # with its newline, and would load one event fewer than reported here.
+        line = data.count(b"\n") + 1
+        return Examined(FileVerdict(path, CORRUPT, line, OPEN_LINE, session=session), parsed)
     verdict = FileVerdict(
         path,
         VALID,

@@ -148,6 +148,16 @@ def test_a_torn_final_zstd_frame_is_corruption(tmp_path: Path) -> None:
     assert result.stderr.startswith(f'tickler: {path}:3 [session "cut"]: torn final zstd frame')
 
 
+def test_a_harness_log_whose_final_line_lacks_its_newline_is_reported(tmp_path: Path) -> None:
+    data = header("s1") + create(0, 1) + create(1, 2)[:-1]  # JSON, but the harness drops it
+    path = put(tmp_path / "root" / "_no-cwd" / "s1" / "session.jsonl", data)
+    result = tickler("check", str(tmp_path / "root"))
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        f'tickler: {path}:3 [session "s1"]: the final line has no newline: the harness'
+    )
+
+
 def test_zstd_frames_that_the_harness_refuses_are_corruption(tmp_path: Path) -> None:
     two_in_first = put(tmp_path / "a.jsonl.zstd", frames(header("a") + create(0, 1)))
     open_line = put(tmp_path / "b.jsonl.zstd", frames(header("b"), create(0, 1)[:-1]))
