@@ -1,33 +1,36 @@
 """An MCP server (official ``mcp`` SDK, stdio) for one tickler session.
 
 It lists the three tools with the catalog's names, descriptions and input
-schemas, and answers each call with exactly the text the runtime renders
-(one text block; error codes are ordinary results the model reads, as in
-the reference). The arguments reach the runtime as the client sent them:
-nothing here validates or re-renders.
+schemas, a title and behaviour hints each, and an output schema; it answers
+each call with exactly the text the runtime renders (one text block), the
+same value as ``structuredContent``, and ``isError: true`` when the value is
+one of the ten closed error codes (the model reads it and can fix its call).
+:mod:`tickler.adapters.mcp_conventions` has the details. The arguments reach
+the runtime as the client sent them: nothing here validates or re-renders.
 
 The server also runs the session's :class:`ScheduleRuntime`. MCP clients do
 not start a model turn from a server notification, so due reminders go to a
 delivery target (:mod:`tickler.adapters.delivery`): a command fed the
 follow-up JSON on stdin, or a URL it is POSTed to.
 
-Run it as::
+Run it as ``tickler mcp`` or, the same command with the same options, as::
 
     python -m tickler.adapters.mcp_server --store DIR --session ID \\
-        (--deliver-cmd CMD | --deliver-url URL)
+        (--deliver-cmd CMD | --deliver-url URL) [--deliver-timeout S] [--log-level L]
 
-stdout is the protocol; logs go to stderr.
+stdout is the protocol; logs go to stderr. When the client closes stdin the
+server stops: a delivery in flight is cut (it stays in the session's outbox
+and is handed over again at the next start).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import importlib.util
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from tickler import __version__
 from tickler.adapters.delivery import (
@@ -36,6 +39,7 @@ from tickler.adapters.delivery import (
     DeliverCommand,
     DeliverUrl,
 )
+from tickler.adapters.mcp_conventions import TOOL_HINTS, output_schema, structured_answer
 from tickler.adapters.tools import ToolCaller, missing_extra, schedule_tools
 from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import AgentHost
@@ -49,9 +53,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger("tickler.mcp")
 
 SERVER_NAME: Final = "tickler"
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+LOG_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 HostFactory = Callable[[str], AgentHost]
 """Makes the session's delivery target, given the session id."""
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    """A host that owns work to stop at shutdown (the delivery targets)."""
+
+    async def aclose(self) -> None: ...
 
 
 def _require_mcp() -> None:
@@ -77,10 +90,27 @@ def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any
     from mcp.shared.exceptions import MCPError
 
     table = {tool.name: tool for tool in schedule_tools(runtime)}
-    tools = [
-        types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
-        for tool in table.values()
-    ]
+    tools = []
+    for tool in table.values():
+        hints = TOOL_HINTS[tool.name]
+        tools.append(
+            types.Tool(
+                name=tool.name,
+                # Both titles: annotations.title is what clients before
+                # protocol 2025-06-18 show.
+                title=hints.title,
+                description=tool.description,
+                input_schema=tool.input_schema,
+                output_schema=output_schema(tool.output_schema),
+                annotations=types.ToolAnnotations(
+                    title=hints.title,
+                    read_only_hint=hints.read_only,
+                    destructive_hint=hints.destructive,
+                    idempotent_hint=hints.idempotent,
+                    open_world_hint=hints.open_world,
+                ),
+            )
+        )
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -94,7 +124,12 @@ def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         text = await tool.handler(params.arguments)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        structured, is_error = structured_answer(text)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=structured,
+            is_error=is_error,
+        )
 
     return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -111,39 +146,54 @@ async def serve_stdio(
 
     The session is opened for writing (a store raises ``SessionLocked`` when
     another process serves it) and closed on return; the store is the
-    caller's.
+    caller's. At the end the runtime is disposed and the host closed at
+    once, so a delivery in flight (a hung command, a slow URL) is cut rather
+    than waited for: it stays in the outbox for the next start.
     """
     _require_mcp()
     clock = clock if clock is not None else SystemClock()
     host = deliver(session_id)
-    log = await store.open(session_id, created_at=clock.now_ms())
     try:
-        from mcp.server.stdio import stdio_server
-
-        timers = TimerHeap(clock)
-        runtime = ScheduleRuntime(log, host, clock, timers=timers)
+        log = await store.open(session_id, created_at=clock.now_ms())
         try:
-            await runtime.start()
-            server = create_server(runtime)
-            logger.info("serving session %s", session_id)
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            from mcp.server.stdio import stdio_server
+
+            timers = TimerHeap(clock)
+            runtime = ScheduleRuntime(log, host, clock, timers=timers)
+            try:
+                await runtime.start()
+                server = create_server(runtime)
+                logger.info("serving session %s", session_id)
+                async with stdio_server() as (read_stream, write_stream):
+                    await server.run(
+                        read_stream, write_stream, server.create_initialization_options()
+                    )
+            finally:
+                disposing = runtime.dispose()
+                await _close_host(host)
+                await disposing
+                await timers.close()
+                await runtime.save_snapshot()
         finally:
-            await runtime.dispose()
-            await timers.close()
-            await runtime.save_snapshot()
+            await log.close()
     finally:
-        await log.close()
+        await _close_host(host)
     logger.info("session %s closed", session_id)
+
+
+async def _close_host(host: AgentHost) -> None:
+    if isinstance(host, _Closable):
+        await host.aclose()
 
 
 def delivery_target(
     deliver_cmd: str | None, deliver_url: str | None, *, timeout: float | None = None
 ) -> HostFactory:
     """The host factory for exactly one of a command or a URL (raises
-    ``ValueError`` otherwise, or for an empty command or a non-http URL)."""
+    ``ValueError`` otherwise, or for an empty or missing command, or a
+    non-http URL: both are checked now, not at the first delivery)."""
     if (deliver_cmd is None) == (deliver_url is None):
-        raise ValueError("give exactly one delivery target: a command or a URL")
+        raise ValueError("give exactly one delivery target: --deliver-cmd or --deliver-url")
     if deliver_cmd is not None:
         command_timeout = DEFAULT_COMMAND_TIMEOUT_S if timeout is None else timeout
         DeliverCommand(deliver_cmd, session="-", timeout=command_timeout)  # checks them now
@@ -180,72 +230,40 @@ def run_mcp(
     asyncio.run(serve())
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m tickler.adapters.mcp_server",
-        description="Serve one tickler session to an MCP client over stdio. Due reminders "
-        "go to the delivery target as JSON: "
-        '{"key","text","occurrences":[{"id","occurrenceAt","prompt"}],"session"}.',
-    )
-    parser.add_argument("--store", required=True, metavar="DIR", help="JSONL store directory")
-    parser.add_argument("--session", required=True, metavar="ID", help="session id")
-    target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument(
-        "--deliver-cmd",
-        metavar="CMD",
-        help="command run (no shell) with the follow-up JSON on stdin; exit 0 = delivered",
-    )
-    target.add_argument(
-        "--deliver-url", metavar="URL", help="URL the follow-up JSON is POSTed to; 2xx = delivered"
-    )
-    parser.add_argument(
-        "--deliver-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="give up on one delivery attempt after this long (command 30, URL 10)",
-    )
-    parser.add_argument(
-        "--log-level",
-        default="INFO",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="stderr log level (default INFO)",
-    )
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit status: 0 after the client
+def serve_command(
+    store_dir: str,
+    session_id: str,
+    deliver_cmd: str | None,
+    deliver_url: str | None,
+    *,
+    deliver_timeout: float | None = None,
+    log_level: str = "INFO",
+) -> int:
+    """What ``tickler mcp`` does: check the options, then serve until the
+    client disconnects. Returns the exit status: 0 after the client
     disconnected, 1 when the server could not run (the session is locked,
-    the ``mcp`` extra is missing), 2 for usage errors."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    the ``mcp`` extra is missing). Raises ``ValueError`` for usage errors
+    (a bad session id, not exactly one target, a delivery program that is
+    not there, a bad URL or timeout) before anything is created."""
+    validate_session_id(session_id)
     try:
-        validate_session_id(args.session)
-        delivery_target(args.deliver_cmd, args.deliver_url, timeout=args.deliver_timeout)
-    except ValueError as exc:
-        parser.error(str(exc))
-    except ImportError as exc:
-        logger.error("%s", exc)
-        return 1
-    try:
-        run_mcp(
-            args.store,
-            args.session,
-            args.deliver_cmd,
-            args.deliver_url,
-            deliver_timeout=args.deliver_timeout,
-        )
+        delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
+        logging.basicConfig(stream=sys.stderr, level=log_level, format=LOG_FORMAT)
+        run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except (ImportError, StoreError) as exc:
         logger.error("%s", exc)
         return 1
-    except KeyboardInterrupt:
-        return 130
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tickler.adapters.mcp_server ARGS``: exactly ``tickler mcp
+    ARGS`` (the same options, errors and exit statuses: 2 for usage errors,
+    one line on stderr)."""
+    from tickler.adapters.cli.app import cli
+    from tickler.adapters.cli.errors import run
+
+    return run(cli, ["mcp", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ async def main(directory: Path) -> None:
     )
     async with Client(server) as client:
         for tool in (await client.list_tools()).tools:
-            print(f"tool {tool.name}: {tool.input_schema}")
+            print(f"tool {tool.name} ({tool.title}): {tool.input_schema}")
 
         async def call(name: str, arguments: dict[str, object]) -> str:
             result = await client.call_tool(name, arguments)
@@ -62,10 +62,12 @@ async def main(directory: Path) -> None:
 
         print("before:", await call("schedule_list", {}))
         print("create:", await call("schedule_create", {"prompt": "Stretch!", "after_seconds": 2}))
-        print("create:", await call("schedule_create", {"prompt": "Tea", "every_seconds": 3600}))
-        # A rejection is an ordinary result carrying a closed error code.
-        too_often = {"prompt": "Tea", "every_seconds": 10}
-        print("rejected:", await call("schedule_create", too_often))
+        tea = await client.call_tool("schedule_create", {"prompt": "Tea", "every_seconds": 3600})
+        # The same value as the text, as JSON (valid against the tool's outputSchema).
+        print("created:", tea.structured_content)
+        # A rejection is a tool result flagged isError, carrying a closed error code.
+        rejected = await client.call_tool("schedule_create", {"prompt": "Tea", "every_seconds": 9})
+        print("rejected:", rejected.is_error, rejected.structured_content)
 
         seen = len(received(inbox))
         for _ in range(300):  # poll the inbox for up to 30 s

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -120,32 +119,65 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
 
 
 @cli.command()
-@click.option("--store", "store_dir", required=True, help="Session directory (JSONL store).")
-@click.option("--session", "session_id", required=True, help="The session to serve.")
 @click.option(
-    "--deliver-cmd", default=None, help="Run CMD with each due follow-up (JSON) on stdin."
+    "--store", "store_dir", required=True, metavar="DIR", help="Session directory (JSONL store)."
 )
-@click.option("--deliver-url", default=None, help="POST each due follow-up (JSON) to URL.")
-@click.option("--deliver-timeout", type=float, default=None, help="Seconds per delivery attempt.")
+@click.option("--session", "session_id", required=True, metavar="ID", help="The session to serve.")
+@click.option(
+    "--deliver-cmd",
+    default=None,
+    metavar="CMD",
+    help="Run CMD with each due follow-up (JSON) on stdin; exit 0 = delivered. No shell: "
+    "CMD is split into words like a POSIX shell would, and its program must exist at start.",
+)
+@click.option(
+    "--deliver-url",
+    default=None,
+    metavar="URL",
+    help="POST each due follow-up (JSON) to URL; 2xx = delivered.",
+)
+@click.option(
+    "--deliver-timeout",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Give up on one delivery attempt after this long (command 30, URL 10).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="INFO",
+    show_default=True,
+    help="Level of the log on stderr.",
+)
 def mcp(
+    *,
     store_dir: str,
     session_id: str,
     deliver_cmd: str | None,
     deliver_url: str | None,
     deliver_timeout: float | None,
-) -> None:
+    log_level: str,
+) -> int:
     """Serve the three tools over MCP (stdio), and deliver due reminders.
 
     MCP clients do not start a model turn from a server notification, so a
-    due reminder goes to --deliver-cmd or --deliver-url; it is marked
-    delivered in the log only after that succeeds, and retried otherwise.
+    due reminder goes to --deliver-cmd or --deliver-url (exactly one); it is
+    marked delivered in the log only after that succeeds, and retried
+    otherwise. The same command runs as python -m tickler.adapters.mcp_server.
+    Exit 0 when the client disconnects, 1 when the server cannot run (the
+    session is served elsewhere), 2 for usage errors.
     """
-    import logging
+    from tickler.adapters.mcp_server import serve_command
 
-    from tickler.adapters.mcp_server import run_mcp
-
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="tickler: %(message)s")
     try:
-        run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
+        return serve_command(
+            store_dir,
+            session_id,
+            deliver_cmd,
+            deliver_url,
+            deliver_timeout=deliver_timeout,
+            log_level=log_level.upper(),
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from None

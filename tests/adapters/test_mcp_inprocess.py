@@ -1,22 +1,27 @@
 """The MCP server's tools, in process (the official client's in-memory
 connection, a memory store, a virtual clock): for any arguments, a tool
 call answers exactly what ``ScheduleRuntime.call_tool`` answers for the same
-arguments on a twin session, so nothing in between validates or re-renders.
+arguments on a twin session, so nothing in between validates or re-renders;
+beside it, the same value as structured content (valid against the listed
+output schema) and ``isError`` exactly for the closed error codes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
 from mcp import Client
 from mcp.types import TextContent
 
 from tickler.adapters.delivery import DeliverCommand
 from tickler.adapters.mcp_server import create_server
 from tickler.adapters.stores.memory import MemoryStore
+from tickler.core import ERROR_CODES
 from tickler.shell.clock import VirtualClock
 from tickler.shell.runtime import ScheduleRuntime
 from tickler.shell.timers import TimerHeap
@@ -74,11 +79,20 @@ def test_every_answer_is_the_runtime_text() -> None:
             session(clock) as twin,
             Client(create_server(served)) as client,
         ):
+            schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+            errors = 0
             for name, arguments in CALLS:
                 result = await client.call_tool(name, arguments)
                 expected = await twin.call_tool(name, arguments)
-                assert result.is_error is False
                 assert result.content == [TextContent(type="text", text=expected)], arguments
+                value = json.loads(expected)
+                rejected = isinstance(value, dict) and value.get("code") in ERROR_CODES
+                errors += rejected
+                assert result.is_error is rejected, arguments
+                wrapped = {"reminders": value} if isinstance(value, list) else value
+                assert result.structured_content == wrapped, arguments
+                jsonschema.validate(result.structured_content, schemas[name] or {})
             assert served.state == twin.state
+            assert 0 < errors < len(CALLS)
 
     asyncio.run(scenario())

@@ -1,0 +1,110 @@
+"""How the three tools look to an MCP client, beyond the catalog: a title
+and behaviour hints per tool, an output schema MCP accepts, and the
+structured content and error flag of each answer.
+
+Pure functions over the catalog and the runtime's text; the MCP server
+(:mod:`tickler.adapters.mcp_server`) turns them into SDK types.
+
+* ``outputSchema`` is the catalog's output schema (a ``oneOf`` over the
+  success shapes and the ten closed error shapes) with an object root, as MCP
+  requires up to protocol 2025-11-25: the one array-valued success, the list
+  of ``schedule_list``, is wrapped as ``{"reminders": [...]}``.
+* ``structuredContent`` is the answer's JSON value, the same value the text
+  holds (so it validates against ``outputSchema``, error values included),
+  wrapped the same way when it is an array. JSON cannot carry a lone
+  surrogate as a character, so one in a prompt (the text escapes it, as
+  ``JSON.stringify`` does) becomes U+FFFD in the structured copy.
+* ``isError`` is true exactly for the closed error values (``{"code",
+  "message", ...}`` with one of the ten codes). ``schedule_delete``'s
+  ``{"id", "deleted": false, "code": "schedule_not_found"}`` is an ordinary
+  answer, as in the reference, so it is not flagged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tickler.core.catalog import JsonSchema
+from tickler.core.commands import CREATE, DELETE, LIST
+from tickler.core.errors import ERROR_CODES
+
+__all__ = [
+    "LIST_KEY",
+    "TOOL_HINTS",
+    "ToolHints",
+    "output_schema",
+    "structured_answer",
+]
+
+LIST_KEY: Final = "reminders"
+"""The key an array-valued answer is wrapped under in structured content."""
+
+_CLOSED_CODES: Final = frozenset(ERROR_CODES)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolHints:
+    """A tool's title (the reference's call-card title) and MCP annotations.
+
+    The tools touch only the session's own schedule, so none is open-world.
+    A hint left ``None`` is not sent (it only means something for tools
+    that are not read-only).
+    """
+
+    title: str
+    read_only: bool
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool = False
+
+
+TOOL_HINTS: Final[dict[str, ToolHints]] = {
+    CREATE: ToolHints("Create reminder", read_only=False, destructive=False, idempotent=False),
+    LIST: ToolHints("List reminders", read_only=True),
+    # Deleting an id twice leaves the same schedule as deleting it once.
+    DELETE: ToolHints("Delete reminder", read_only=False, destructive=True, idempotent=True),
+}
+
+
+def output_schema(catalog_schema: JsonSchema) -> JsonSchema:
+    """The MCP ``outputSchema`` for a catalog output schema: an object root,
+    array branches wrapped under :data:`LIST_KEY`."""
+    branches = catalog_schema["oneOf"]
+    return {"type": "object", "oneOf": [_object_branch(branch) for branch in branches]}
+
+
+def _object_branch(branch: JsonSchema) -> JsonSchema:
+    if branch.get("type") != "array":
+        return branch
+    return {
+        "type": "object",
+        "properties": {LIST_KEY: branch},
+        "required": [LIST_KEY],
+        "additionalProperties": False,
+    }
+
+
+def structured_answer(text: str) -> tuple[dict[str, Any], bool]:
+    """``(structuredContent, isError)`` for a tool's exact output text."""
+    value = _without_lone_surrogates(json.loads(text))
+    if isinstance(value, list):
+        return {LIST_KEY: value}, False
+    if not isinstance(value, dict):
+        raise ValueError(f"a tool answered a JSON {type(value).__name__}, not an object or array")
+    return value, value.get("code") in _CLOSED_CODES
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _without_lone_surrogates(item) for key, item in value.items()}
+    return value
