@@ -118,3 +118,13 @@ def test_json_text_is_json_with_every_control_escaped() -> None:
     assert "\ud800" not in text
     assert json.loads(text) == value
     assert "é" in text
+
+
+def test_an_unreadable_hostile_path_is_one_inert_line(tmp_path: Path) -> None:
+    missing = tmp_path / "\x1b[2J\x1b]0;pwned\x07.jsonl"
+    for command in ("check", "inspect"):
+        result = tickler(command, str(missing))
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert_no_control(result.stderr)
+        assert "\\x1b[2J\\x1b]0;pwned\\x07.jsonl: cannot read" in result.stderr
