@@ -6,15 +6,45 @@ fail on demand; nothing here mocks the file system.
 
 from __future__ import annotations
 
+import errno
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeAlias
+from typing import BinaryIO, TypeAlias
 
 from tickler.shell.ports import StoreError
 
 Fsync: TypeAlias = Callable[[int], None]
+
+
+class CorruptStore(StoreError):
+    """The store's files prove that something was lost or altered: a line,
+    a journal record, a snapshot beyond its log. Reported, never repaired:
+    nothing is dropped or deleted. ``line`` is 1-based, 0 when the damage is
+    not a line (a journal byte, a snapshot)."""
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(f"{path}: line {line}: {reason}" if line else f"{path}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class SymlinkRefused(StoreError):
+    """A store file or directory is a symbolic link: never followed, so a
+    planted link cannot make the store read or write outside its directory."""
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that refuses a symbolic link at ``path`` (raises
+    :class:`SymlinkRefused`; other failures raise OSError)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        # O_NOFOLLOW on a link: ELOOP (EMLINK on some BSDs); O_DIRECTORY: ENOTDIR.
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR) and path.is_symlink():
+            raise SymlinkRefused(f"{path} is a symbolic link: refused") from None
+        raise
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -43,7 +73,7 @@ def sync_dir(path: Path, fsync: Fsync) -> None:
 
 
 def sync_path(path: Path, fsync: Fsync) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = open_nofollow(path, os.O_RDONLY)
     try:
         fsync(fd)
     finally:
@@ -64,10 +94,12 @@ def make_dir(path: Path, fsync: Fsync) -> None:
 
 def replace_atomically(path: Path, data: bytes, fsync: Fsync, dir_fd: int | None = None) -> None:
     """Write ``data`` to ``path`` so that a crash leaves the old file or the
-    new one, never a mix: temporary file, fsync, rename, directory fsync
-    (through ``dir_fd`` when given, the directory's open descriptor)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    new one, never a mix: temporary file (:func:`temp_path`), fsync, rename,
+    directory fsync (through ``dir_fd`` when given, the directory's open
+    descriptor). One writer per ``path`` at a time (the caller's lock); a
+    temporary file a crash left is overwritten, a symbolic link refused."""
+    tmp = temp_path(path)
+    fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         write_all(fd, data)
         fsync(fd)
@@ -83,10 +115,33 @@ def replace_atomically(path: Path, data: bytes, fsync: Fsync, dir_fd: int | None
         fsync(dir_fd)
 
 
-def open_dir(path: Path) -> int:
+def temp_path(path: Path) -> Path:
+    """Where :func:`replace_atomically` writes ``path``'s next version: a
+    fixed name, so whoever holds ``path``'s lock finds and removes what a
+    crash left there."""
+    return path.with_name(f".{path.name}.tmp")
+
+
+def open_dir(path: Path, *, follow: bool = True) -> int:
     """A descriptor for syncing the directory's entries without opening it
-    each time (an open can fail for want of descriptors; this one is held)."""
-    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    each time (an open can fail for want of descriptors; this one is held).
+    ``follow=False`` refuses a symbolic link (a directory inside the store)."""
+    if follow:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    return open_nofollow(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def reader(path: Path) -> BinaryIO:
+    """A store file opened for reading, refusing a symbolic link
+    (FileNotFoundError when absent)."""
+    return os.fdopen(open_nofollow(path, os.O_RDONLY), "rb")
+
+
+def read_nofollow(path: Path) -> bytes:
+    """A whole store file, refusing a symbolic link (FileNotFoundError when
+    absent)."""
+    with reader(path) as file:
+        return file.read()
 
 
 def store_error(what: str, exc: BaseException) -> StoreError:

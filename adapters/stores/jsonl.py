@@ -31,6 +31,15 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
   validated and indexed the first time ``events(start)`` reaches before
   ``through`` (a damaged line then raises StoreError there). ``tickler
   check`` (``parse_session_jsonl``) always validates the whole file.
+* Corruption is reported, never repaired (:class:`CorruptStore`, a
+  StoreError): a bad line, a torn final line no dead journal covers (see
+  :mod:`~tickler.adapters.stores.recovery`), a damaged dead journal, a
+  snapshot covering more events than the file holds. The open fails and
+  nothing is changed.
+* Every store file is opened without following symbolic links (a link is
+  refused, :class:`SymlinkRefused`), so a planted link cannot make the store
+  read or write outside its directory. A snapshot's temporary file that a
+  crash left behind is removed when its session is next opened.
 """
 
 from __future__ import annotations
@@ -44,11 +53,15 @@ from pathlib import Path
 
 from tickler.adapters.stores.committer import close_all
 from tickler.adapters.stores.files import (
+    CorruptStore,
     Fsync,
     make_dir,
     open_dir,
+    read_nofollow,
+    reader,
     replace_atomically,
     store_error,
+    temp_path,
     write_all,
 )
 from tickler.adapters.stores.journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, Journal, SessionFile
@@ -60,9 +73,11 @@ from tickler.adapters.stores.snapshotfile import (
     WINDOW,
     Anchor,
     anchor_for,
+    anchor_of,
     decode_snapshot,
     encode_snapshot,
-    read_anchor,
+    read_head,
+    through_of,
 )
 from tickler.core import SessionEvent, SessionHeader
 from tickler.shell.ports import (
@@ -109,6 +124,7 @@ class JsonlLog:
         self._position = 0  # the number of our last journal record
         self._based = based  # the file as opened is durable (see Journal.need_base)
         self._stale_snapshot = stale_snapshot  # its anchor no longer matches the file
+        self._saving: asyncio.Lock | None = None  # one snapshot write at a time (its temp file)
         self._closed = False
         self.recovered: tuple[str, ...] = ()
         """What opening repaired (torn tail, events replayed from a journal)."""
@@ -171,7 +187,7 @@ class JsonlLog:
 
     def load_snapshot(self) -> Snapshot | None:
         try:
-            raw = self._snapshot_path.read_bytes()
+            raw = read_nofollow(self._snapshot_path)
         except FileNotFoundError:
             return None
         snapshot = decode_snapshot(raw)
@@ -183,14 +199,8 @@ class JsonlLog:
                 self._snapshot_path,
             )
             return None
-        elif snapshot.through > self._length:
-            LOG.warning(
-                "ignored the snapshot %s: through %d is beyond the log's %d events",
-                self._snapshot_path,
-                snapshot.through,
-                self._length,
-            )
-            return None
+        elif snapshot.through > self._length:  # checked at open: changed since
+            raise _beyond(self._snapshot_path, snapshot.through, self._length)
         return snapshot
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
@@ -198,6 +208,12 @@ class JsonlLog:
             raise StoreError(f"a snapshot through {snapshot.through} is beyond {self._length}")
         if self._closed:
             raise StoreError(f"session {self._header.id!r} is closed")
+        if self._saving is None:
+            self._saving = asyncio.Lock()
+        async with self._saving:
+            await self._save_snapshot(snapshot)
+
+    async def _save_snapshot(self, snapshot: Snapshot) -> None:
         # Never durable ahead of the events it covers; the round also writes
         # them to the file, where the anchor and the offset are read.
         await self.flush()
@@ -271,7 +287,7 @@ class JsonlLog:
     def _offset_of(self, seq: int) -> int:
         """Where event ``seq`` (< length) starts."""
         offset, at = self._seek(seq)
-        with Path(self._path).open("rb") as file:
+        with reader(Path(self._path)) as file:
             file.seek(offset)
             for line in file:
                 if line.strip():
@@ -299,7 +315,7 @@ def _lines(path: Path, offset: int, written: int, tail: bytes) -> Iterator[bytes
     """The lines from ``offset`` of the file's first ``written`` bytes
     followed by ``tail`` (the lines not written yet)."""
     if offset < written:
-        with path.open("rb") as file:
+        with reader(path) as file:
             file.seek(offset)
             for line in file:
                 if offset >= written:
@@ -337,9 +353,12 @@ class JsonlStore:
             raise store_error(f"cannot create {self.directory}", exc) from exc
         try:
             self._recovery = Recovery(self.directory, self.directory / ".journal", fsync)
-        except OSError as exc:
+        except BaseException as exc:
             os.close(self.dir_fd)
-            raise store_error(f"cannot create {self.directory / '.journal'}", exc) from exc
+            if isinstance(exc, OSError):
+                what = f"cannot create {self.directory / '.journal'}"
+                raise store_error(what, exc) from exc
+            raise
         try:
             self.recovered: tuple[str, ...] = tuple(self._recovery.replay())
             """What opening the store repaired from dead processes' journals."""
@@ -407,10 +426,13 @@ class JsonlStore:
                 held={session_id: fd}, fresh=(session_id,) if created else ()
             )
             scanned, stale = _scan_own(fd, path, session_id)
-            repairs = settle_tail(fd, scanned)
+            # Replayed above if a dead journal covered it: a torn tail left
+            # now is damage (raises, changing nothing).
+            repairs = settle_tail(fd, scanned, covered=False)
             if repairs:
                 self.fsync(fd)  # a repair is durable before anything builds on it
             notes += repairs
+            notes += _remove_temp(path.with_suffix(".snapshot"))
         except BaseException as exc:
             os.close(fd)
             if isinstance(exc, OSError):
@@ -461,18 +483,61 @@ def _valid(session_id: str) -> bool:
 
 def _scan_own(fd: int, path: Path, session_id: str) -> tuple[Scanned, bool]:
     """The scan (from the snapshot's anchor when it holds) and whether the
-    snapshot is stale (its anchor no longer matches the file)."""
-    anchor = read_anchor(path.with_suffix(".snapshot"))
+    snapshot is stale (its anchor no longer matches the file). Raises
+    CorruptStore for a snapshot that covers more events than the file holds
+    (after any replay: those events were lost)."""
+    snapshot_path = path.with_suffix(".snapshot")
+    head = read_head(snapshot_path)
+    anchor = anchor_of(head)
     holds = anchor is not None and _holds(fd, anchor)
+    scanned = None
     if anchor is not None and holds:
-        scanned = scan_file(fd, path, (anchor.through, anchor.offset))
-    else:
+        try:
+            scanned = scan_file(fd, path, (anchor.through, anchor.offset))
+        except CorruptStore:
+            # A damaged head reads from the wrong place: the whole file
+            # tells whether the damage is the file's or the snapshot's.
+            holds = False
+    if scanned is None:
         scanned = scan_file(fd, path)
     if scanned.header is None:
-        raise StoreError(f"{path}: line 1: missing session header")
+        raise CorruptStore(path, 1, "missing session header")
     if scanned.header.id != session_id:
-        raise StoreError(f"{path}: line 1: the header names session {scanned.header.id!r}")
+        raise CorruptStore(path, 1, f"the header names session {scanned.header.id!r}")
+    through = None if head is None else through_of(head)
+    # A damaged snapshot (its checksum fails) is only ignored: derived data.
+    if (
+        through is not None
+        and through > scanned.length
+        and decode_snapshot(read_nofollow(snapshot_path)) is not None
+    ):
+        raise _beyond(snapshot_path, through, scanned.length)
     return scanned, anchor is not None and not holds
+
+
+def _beyond(snapshot_path: Path, through: int, length: int) -> CorruptStore:
+    return CorruptStore(
+        snapshot_path,
+        0,
+        f"the snapshot covers {through} events but the session file holds {length}: "
+        "events it covered were lost",
+    )
+
+
+def _remove_temp(snapshot_path: Path) -> list[str]:
+    """Remove the snapshot's temporary file a crash left (the caller holds
+    the session's lock: nobody writes it now); what was done."""
+    tmp = temp_path(snapshot_path)
+    try:
+        tmp.unlink()  # a symbolic link is removed, never followed
+    except FileNotFoundError:
+        return []
+    except OSError as exc:  # the next snapshot write reports it
+        LOG.warning("cannot remove %s: %s", tmp, exc)
+        return []
+    note = f"{tmp}: removed a snapshot's temporary file a crash left"
+    LOG.warning("recovered %s", note)
+    return [note]
 
 
 def _holds(fd: int, anchor: Anchor) -> bool:

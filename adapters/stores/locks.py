@@ -20,17 +20,19 @@ import fcntl
 import os
 from pathlib import Path
 
+from tickler.adapters.stores.files import open_nofollow
 from tickler.shell.ports import SessionLocked
 
-_READ_WRITE = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
+_READ_WRITE = os.O_RDWR | os.O_APPEND
 
 
 def try_lock(path: Path, *, create: bool = True, flags: int = os.O_RDWR) -> int | None:
     """The locked file's descriptor, or None when someone holds it (or, with
-    ``create=False``, when the file is gone)."""
-    flags |= os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    ``create=False``, when the file is gone). A symbolic link is refused
+    (:class:`~tickler.adapters.stores.files.SymlinkRefused`)."""
+    flags |= os.O_CREAT if create else 0
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = open_nofollow(path, flags)
     except FileNotFoundError:
         if create:
             raise
@@ -61,8 +63,8 @@ def lock_session(path: Path, session_id: str) -> int:
 def open_session_file(path: Path, session_id: str) -> int:
     """The session file opened read-write for appending (created empty when
     absent) and locked; raises :class:`SessionLocked` when another writer
-    holds it, OSError otherwise."""
-    fd = os.open(path, _READ_WRITE | os.O_CREAT, 0o644)
+    holds it, SymlinkRefused for a symbolic link, OSError otherwise."""
+    fd = open_nofollow(path, _READ_WRITE | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -79,7 +81,7 @@ def open_session_file(path: Path, session_id: str) -> int:
 
 def wait_lock(path: Path) -> int:
     """Block until the lock is ours (used only for short critical sections)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except BaseException:

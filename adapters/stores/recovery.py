@@ -3,13 +3,22 @@
 Two repairs, both reported (returned, and logged on ``tickler.store``):
 
 * a session file's torn tail — a final fragment with no newline that is not
-  JSON, left by a crash mid-write — is truncated away; a final line that is
-  whole JSON but lacks its newline gets the newline;
+  JSON, left by a crash mid-write — is truncated away, but only when a dead
+  journal holds the event it cut (the replay then writes it back whole); a
+  final line that is whole JSON but lacks its newline gets the newline;
 * the journals of dead processes (their lock can be taken) are replayed: each
   session's missing events are appended by seq (which also completes a batch
   a crash cut short), the files synced, the journals deleted.
 
-Any other damage raises StoreError; nothing is silently repaired. Replays run
+Lines reach a session file only after their journal record was written, and
+a journal is deleted only after the files it covers were synced (see the
+journal's "Written at the round"), so a crash cut always has its record in
+a dead journal. A torn tail that no journal covers was cut after the file
+was written and closed: it is damage. That, a damaged journal (see
+:func:`~tickler.adapters.stores.wal.scan_journal`) and any other damage
+raise :class:`~tickler.adapters.stores.files.CorruptStore` (or StoreError);
+nothing is silently repaired, and a journal is deleted only when every
+session it names was replayed in full. Replays run
 under the recovery lock (see :class:`Recovery`), and every session open
 replays first, so no writer ever builds on a file a dead process's journal
 still has to complete.
@@ -27,6 +36,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from tickler.adapters.stores.files import (
+    CorruptStore,
     Fsync,
     make_dir,
     open_dir,
@@ -35,16 +45,25 @@ from tickler.adapters.stores.files import (
     write_all,
 )
 from tickler.adapters.stores.locks import try_lock
-from tickler.adapters.stores.scan import Scanned, scan_file
-from tickler.adapters.stores.wal import read_records
+from tickler.adapters.stores.scan import Scanned, line_number, scan_file
+from tickler.adapters.stores.wal import Record, scan_journal
 from tickler.shell.ports import InvalidSessionId, StoreError, validate_session_id
 
 LOG = logging.getLogger("tickler.store")
 
 
-def settle_tail(fd: int, scanned: Scanned) -> list[str]:
-    """Truncate a torn tail / add a missing final newline; say what was done."""
+def settle_tail(fd: int, scanned: Scanned, *, covered: bool) -> list[str]:
+    """Truncate a torn tail (``covered``: a dead journal holds the event it
+    cut) / add a missing final newline; say what was done. Raises
+    CorruptStore, changing nothing, for a torn tail no journal covers."""
     notes: list[str] = []
+    if scanned.torn is not None and not covered:
+        raise CorruptStore(
+            scanned.path,
+            line_number(fd, scanned.end),
+            f"torn final line ({len(scanned.torn)} bytes, no newline, not JSON) that no "
+            "journal covers: the file was cut after it was written, not by a crash",
+        )
     if scanned.torn is not None:
         os.ftruncate(fd, scanned.end)
         notes.append(
@@ -76,7 +95,7 @@ class Recovery:
         self.journal_dir = journal_dir
         self._fsync = fsync
         make_dir(journal_dir, fsync)
-        self.dir_fd = open_dir(journal_dir)
+        self.dir_fd = open_dir(journal_dir, follow=False)
         self._lock = threading.Lock()
 
     def replay(
@@ -106,7 +125,8 @@ def _replay_all(recovery: Recovery, held: Mapping[str, int], fresh: Collection[s
     directory, fsync = recovery.directory, recovery._fsync
     dead = _dead_journals(recovery.journal_dir)
     try:
-        notes, failures = _replay(directory, dead, fsync, held, fresh)
+        records = _read_dead(dead)  # raises CorruptStore before anything changed
+        notes, failures = _replay(directory, records, fsync, held, fresh)
         if not failures:
             for path in dead:
                 path.unlink()
@@ -126,11 +146,35 @@ def _dead_journals(journal_dir: Path) -> dict[Path, int]:
     seq wins: records not known durable are written again to the next
     generation after a failed sync)."""
     dead: dict[Path, int] = {}
-    for path in sorted(journal_dir.glob("*.wal"), key=_journal_order):
+    for path in sorted(journal_dir.glob("*.wal"), key=journal_order):
         fd = try_lock(path, create=False)
         if fd is not None:
             dead[path] = fd
     return dead
+
+
+def _read_dead(dead: dict[Path, int]) -> list[Record]:
+    """Every record of the dead journals, in order; CorruptStore for a
+    damaged journal (kept, like every other, for whoever repairs it)."""
+    records: list[Record] = []
+    for path, fd in dead.items():
+        scan = scan_journal(_read_all(fd))
+        if scan.damage is not None:
+            raise CorruptStore(
+                path,
+                0,
+                f"byte {scan.damage.offset}: {scan.damage.reason}; the records after it "
+                "cannot be replayed, so no journal was replayed nor deleted",
+            )
+        for record in scan.records:
+            try:
+                validate_session_id(record.session_id)
+            except InvalidSessionId:
+                raise CorruptStore(
+                    path, 0, f"a record names an invalid session {record.session_id!r}"
+                ) from None
+        records += scan.records
+    return records
 
 
 def _read_all(fd: int) -> bytes:
@@ -142,14 +186,14 @@ def _read_all(fd: int) -> bytes:
     return b"".join(parts)
 
 
-def _journal_order(path: Path) -> tuple[str, int]:
+def journal_order(path: Path) -> tuple[str, int]:
     owner, _, number = path.stem.rpartition("-")
     return (owner, int(number)) if number.isdigit() else (path.stem, 0)
 
 
 def _replay(
     directory: Path,
-    dead: dict[Path, int],
+    records: list[Record],
     fsync: Fsync,
     held: Mapping[str, int],
     fresh: Collection[str],
@@ -157,18 +201,12 @@ def _replay(
     """Replay each session; one that cannot be replayed keeps the journals
     (for a later try) and fails only its own opens, not the store's."""
     wanted: dict[str, dict[int, bytes]] = {}
-    for fd in dead.values():
-        for record in read_records(_read_all(fd)):
-            lines = wanted.setdefault(record.session_id, {})
-            lines.update(record.numbered())
+    for record in records:
+        lines = wanted.setdefault(record.session_id, {})
+        lines.update(record.numbered())
     notes: list[str] = []
     failures: dict[str, StoreError] = {}
     for session_id, lines in wanted.items():
-        try:
-            validate_session_id(session_id)
-        except InvalidSessionId:
-            LOG.error("a journal names an invalid session %r: ignored", session_id)
-            continue
         try:
             notes += _replay_session(directory, session_id, lines, fsync, held=held, fresh=fresh)
         except StoreError as exc:
@@ -209,15 +247,17 @@ def _replay_session(
 
 def _complete(path: Path, fd: int, lines: dict[int, bytes], fsync: Fsync) -> list[str]:
     scanned = scan_file(fd, path)
-    notes = settle_tail(fd, scanned)
+    notes = settle_tail(fd, scanned, covered=scanned.length in lines)
     missing: list[bytes] = []
     while (line := lines.get(scanned.length + len(missing))) is not None:
         missing.append(line)
     beyond = [seq for seq in lines if seq >= scanned.length + len(missing)]
     if beyond:
-        raise StoreError(
-            f"{path}: the journal holds seq {min(beyond)} but the file ends at seq "
-            f"{scanned.length + len(missing)}: events are missing"
+        raise CorruptStore(
+            path,
+            0,
+            f"the journal holds seq {min(beyond)} but the file ends at seq "
+            f"{scanned.length + len(missing)}: events are missing",
         )
     if missing:
         write_all(fd, b"".join(missing))

@@ -22,9 +22,9 @@ from typing import Final
 
 import msgspec
 
+from tickler.adapters.stores.files import CorruptStore, reader
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core.session import decode_event_line
-from tickler.shell.ports import StoreError
 
 STRIDE: Final = 256
 _CHUNK: Final = 1 << 20
@@ -64,7 +64,7 @@ def scan_file(fd: int, path: Path, anchor: tuple[int, int] | None = None) -> Sca
     """Validate the file's lines — all of them, or with ``anchor = (through,
     offset)`` the header and the lines from ``offset`` on, taking the
     ``through`` events before it as counted — and find a torn tail. Raises
-    StoreError naming the first bad line; the file is not changed."""
+    CorruptStore naming the first bad line; the file is not changed."""
     scanned = Scanned(path)
     size = os.fstat(fd).st_size
     try:
@@ -74,15 +74,15 @@ def scan_file(fd: int, path: Path, anchor: tuple[int, int] | None = None) -> Sca
             scanned.start = anchor[1]
         _scan(fd, scanned, scanned.start, size)
     except _BadLine as bad:
-        raise StoreError(f"{path}: line {_line_number(fd, bad.offset)}: {bad.reason}") from None
+        raise CorruptStore(path, line_number(fd, bad.offset), bad.reason) from None
     return scanned
 
 
 def scan_prefix(path: Path, through: int, offset: int) -> array[int]:
     """Validate the events before an anchor (event ``through`` starts at
     ``offset``) and index them: the index entries for seq 0 to ``through``
-    (exclusive). Raises StoreError."""
-    with path.open("rb") as file:
+    (exclusive). Raises CorruptStore."""
+    with reader(path) as file:
         fd = file.fileno()
         scanned = Scanned(path)
         try:
@@ -94,7 +94,7 @@ def scan_prefix(path: Path, through: int, offset: int) -> array[int]:
                     offset, f"{scanned.length} events before the snapshot's offset, not {through}"
                 )
         except _BadLine as bad:
-            raise StoreError(f"{path}: line {_line_number(fd, bad.offset)}: {bad.reason}") from None
+            raise CorruptStore(path, line_number(fd, bad.offset), bad.reason) from None
     return scanned.index
 
 
@@ -181,7 +181,7 @@ def _read_header(fd: int, size: int) -> tuple[SessionHeader, int]:
     raise _BadLine(0, "missing session header")
 
 
-def _line_number(fd: int, offset: int) -> int:
+def line_number(fd: int, offset: int) -> int:
     """The 1-based number of the line starting at ``offset`` (for messages)."""
     newlines, at = 0, 0
     while at < offset:

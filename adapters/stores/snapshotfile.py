@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from tickler.adapters.stores.files import reader
 from tickler.shell.ports import Snapshot
 
 _MAGIC_1: Final = b"tickler-snapshot-1\n"
@@ -70,15 +71,37 @@ def decode_snapshot(raw: bytes) -> Snapshot | None:
     return Snapshot(through, data) if zlib.crc32(data) == crc else None
 
 
+def read_head(path: Path) -> bytes | None:
+    """The first bytes of a snapshot file (enough for either version's
+    head), or None when there is none; refuses a symbolic link
+    (SymlinkRefused)."""
+    try:
+        file = reader(path)
+    except FileNotFoundError:
+        return None
+    with file:
+        return file.read(len(_MAGIC_2) + _HEAD_2.size)
+
+
+def through_of(raw: bytes) -> int | None:
+    """The ``through`` a snapshot's head records (the data not checked),
+    or None when ``raw`` starts no snapshot."""
+    for magic, head in ((_MAGIC_2, _HEAD_2), (_MAGIC_1, _HEAD_1)):
+        if raw.startswith(magic) and len(raw) >= len(magic) + head.size:
+            through: int = head.unpack_from(raw, len(magic))[0]
+            return through
+    return None
+
+
 def read_anchor(path: Path) -> Anchor | None:
     """The anchor a snapshot file records (its head only; the data is not
     read nor checked here), or None (no file, version 1, damaged head)."""
-    try:
-        with path.open("rb") as file:
-            raw = file.read(len(_MAGIC_2) + _HEAD_2.size)
-    except FileNotFoundError:
-        return None
-    if not raw.startswith(_MAGIC_2) or len(raw) < len(_MAGIC_2) + _HEAD_2.size:
+    return anchor_of(read_head(path))
+
+
+def anchor_of(raw: bytes | None) -> Anchor | None:
+    """The anchor in a snapshot's head (see :func:`read_head`), or None."""
+    if raw is None or not raw.startswith(_MAGIC_2) or len(raw) < len(_MAGIC_2) + _HEAD_2.size:
         return None
     through, offset, window, crc, _ = _HEAD_2.unpack_from(raw, len(_MAGIC_2))
     if through <= 0 or not 0 < window <= min(WINDOW, offset):

@@ -13,10 +13,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from tickler.adapters.stores.files import CorruptStore
 from tickler.adapters.stores.jsonl import JsonlLog, JsonlStore
-from tickler.adapters.stores.lines import decode_line, encode_batch
+from tickler.adapters.stores.lines import decode_line, encode_batch, header_line
 from tickler.adapters.stores.wal import MAGIC, encode_record, read_records
-from tickler.core import parse_session_jsonl
+from tickler.core import SessionHeader, parse_session_jsonl
 from tickler.core.session import SessionFileError, event
 from tickler.shell.ports import NewEvent, Snapshot, StoreError
 
@@ -31,7 +32,7 @@ from .conftest import (
 )
 from .test_store_contract import expected, summary
 
-HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":5}\n'
+HEADER = header_line(SessionHeader(id="s1", created_at=5))
 
 
 async def write_session(directory: Path, count: int, **options: object) -> Path:
@@ -105,22 +106,45 @@ async def test_a_harness_file_opens_and_takes_appends(tmp_path: Path) -> None:
     assert [item.seq for item in parse_session_jsonl(data).events] == [0, 1, 2]
 
 
-async def test_a_torn_tail_is_dropped_and_reported(
+async def test_a_torn_tail_a_journal_covers_is_dropped_reported_and_replayed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path = await write_session(tmp_path, 3)
-    intact = path.read_bytes()
-    path.write_bytes(intact + b'{"type":"note","seq":3,"ti')
-    store = JsonlStore(tmp_path)
+    die_after(tmp_path, 2)  # its dead journal holds every batch
+    path = tmp_path / "s1.jsonl"
+    complete = path.read_bytes()
+    path.write_bytes(complete[:-7])  # a crash cut the last line
     with caplog.at_level(logging.WARNING, logger="tickler.store"):
-        log = await store.open("s1", created_at=5)
-    assert log.length == 3
-    assert any("torn" in note for note in log.recovered)
+        store = JsonlStore(tmp_path)
+    assert any("torn" in note for note in store.recovered)
     assert any("torn" in record.getMessage() for record in caplog.records)
-    assert path.read_bytes() == intact
-    assert (await log.append(new_events(1, start=3)))[0].seq == 3
+    assert path.read_bytes() == complete  # cut, then written back whole
+    log = await store.open("s1", created_at=5)
+    assert (await log.append(new_events(1, start=6)))[0].seq == 6
     await store.close()
-    assert len(parse_session_jsonl(path.read_bytes()).events) == 4
+    assert len(parse_session_jsonl(path.read_bytes()).events) == 7
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [b"", b'{"type":"note","seq":3,"ti'],
+    ids=["last-line-cut", "fragment-after-a-clean-close"],
+)
+async def test_a_torn_tail_no_journal_covers_is_corruption_and_left_alone(
+    tmp_path: Path, cut: bytes
+) -> None:
+    path = await write_session(tmp_path, 3)  # closed cleanly: no journal is left
+    if cut:
+        path.write_bytes(path.read_bytes() + cut)
+    else:
+        path.write_bytes(path.read_bytes()[:-5])  # the confirmed seq 2 loses its end
+    damaged = path.read_bytes()
+    store = JsonlStore(tmp_path)
+    with pytest.raises(StoreError, match=r"s1\.jsonl: line \d+: torn final line .*no journal"):
+        await store.open("s1", created_at=5)
+    assert path.read_bytes() == damaged  # nothing trimmed, so no seq is ever issued again
+    with pytest.raises(CorruptStore):  # every later open says the same
+        await store.open("s1", created_at=5)
+    await store.close()
 
 
 async def test_a_whole_final_line_without_its_newline_is_kept(tmp_path: Path) -> None:
@@ -319,17 +343,41 @@ async def test_a_failed_snapshot_keeps_the_previous_one(tmp_path: Path) -> None:
     await store.close()
 
 
-async def test_a_snapshot_beyond_a_shortened_log_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("events", [4, 800], ids=["small", "anchored"])
+async def test_a_snapshot_beyond_a_shortened_log_is_corruption(tmp_path: Path, events: int) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    await log.append(new_events(events))
+    await log.save_snapshot(Snapshot(events, b"all"))
+    await store.close()
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))  # proof of loss
+    damaged = path.read_bytes()
+    snapshot = path.with_suffix(".snapshot").read_bytes()
+    again = JsonlStore(tmp_path)
+    with pytest.raises(
+        StoreError, match=rf"s1\.snapshot: the snapshot covers {events} events but .* holds 2"
+    ):
+        await again.open("s1", created_at=5)
+    assert path.read_bytes() == damaged
+    assert path.with_suffix(".snapshot").read_bytes() == snapshot
+    await again.close()
+
+
+async def test_a_damaged_snapshot_beyond_the_log_is_only_ignored(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
     await log.append(new_events(4))
-    await log.save_snapshot(Snapshot(4, b"four"))
+    await log.save_snapshot(Snapshot(2, b"two"))
     await store.close()
-    path = tmp_path / "s1.jsonl"
-    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
+    snapshot = tmp_path / "s1.snapshot"
+    raw = bytearray(snapshot.read_bytes())
+    raw[len(b"tickler-snapshot-2\n")] = 99  # its through, no longer matching its checksum
+    raw[-1] ^= 1
+    snapshot.write_bytes(bytes(raw))
     again = JsonlStore(tmp_path)
-    log = await again.open("s1", created_at=5)
-    assert log.length == 2
+    log = await again.open("s1", created_at=5)  # derived data: the log is whole
+    assert log.length == 4
     assert log.load_snapshot() is None
     await again.close()
 

@@ -1,0 +1,216 @@
+"""Damage the JSONL store reports instead of repairing (a damaged journal),
+symbolic links it refuses, the temporary files a crash leaves, and
+``verify``: the same facts read for ``tickler check`` without changing a
+thing."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.adapters.stores.verify import (
+    StoreProblem,
+    crash_tail_expected,
+    is_store_dir,
+    verify_store_dir,
+)
+from tickler.adapters.stores.wal import MAGIC
+from tickler.core import parse_session_jsonl
+from tickler.shell.ports import Snapshot, StoreError
+
+from .conftest import new_events
+from .test_jsonl_store import die_after, journals, write_session
+
+_FRAME = struct.Struct("<II")
+
+
+def record_offsets(journal: Path) -> list[int]:
+    """Where each record of a journal starts."""
+    data = journal.read_bytes()
+    offsets, at = [], len(MAGIC)
+    while at + _FRAME.size <= len(data) and (length := _FRAME.unpack_from(data, at)[0]):
+        offsets.append(at)
+        at += _FRAME.size + length
+    return offsets
+
+
+def everything(root: Path) -> dict[str, tuple[bytes | str, int]]:
+    """Every entry under ``root``: content (or link target) and mtime."""
+    found: dict[str, tuple[bytes | str, int]] = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        if path.is_symlink():
+            found[str(path)] = (str(path.readlink()), info.st_mtime_ns)
+        elif path.is_file():
+            found[str(path)] = (path.read_bytes(), info.st_mtime_ns)
+    return found
+
+
+def dead_store(tmp_path: Path) -> tuple[Path, Path]:
+    """A store whose writer died after three flushed batches of 3 and whose
+    file lost the last batch (the page cache never reached the disk): the
+    dead journal holds it. The store directory and its journal."""
+    die_after(tmp_path, 3)
+    (journal,) = journals(tmp_path)
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:7]))
+    return path, journal
+
+
+@pytest.mark.parametrize("where", ["middle-record", "last-record-whole", "header"])
+async def test_a_damaged_journal_is_reported_and_kept(tmp_path: Path, where: str) -> None:
+    _, journal = dead_store(tmp_path)
+    raw = bytearray(journal.read_bytes())
+    offsets = record_offsets(journal)
+    assert len(offsets) == 3
+    if where == "header":
+        raw[2] ^= 0xFF
+        reason = "damaged journal header"
+    else:
+        at = offsets[1] if where == "middle-record" else offsets[2]
+        raw[at + _FRAME.size + 20] ^= 0x01  # a byte of a complete record's text
+        reason = "bad checksum"
+    journal.write_bytes(bytes(raw))
+    before = everything(tmp_path)
+    with pytest.raises(StoreError, match=rf"\.wal: byte \d+: .*{reason}"):
+        JsonlStore(tmp_path)
+    assert journal.exists()
+    assert everything(tmp_path) == before  # nothing replayed, nothing deleted
+    problems = verify_store_dir(tmp_path)
+    assert [(p.path, p.line) for p in problems] == [(journal, 0)]
+    assert reason in problems[0].reason
+    assert everything(tmp_path) == before
+
+
+async def test_a_journal_record_a_crash_cut_is_the_end_of_the_journal(tmp_path: Path) -> None:
+    _, journal = dead_store(tmp_path)
+    raw = bytearray(journal.read_bytes())
+    last = record_offsets(journal)[2]
+    cut = last + _FRAME.size + 30
+    raw[cut:] = bytes(len(raw) - cut)  # the write stopped there: zeros follow, as written ahead
+    journal.write_bytes(bytes(raw))
+    assert verify_store_dir(tmp_path) == []
+    store = JsonlStore(tmp_path)  # the batch never completed was never reported durable
+    assert journals(tmp_path) == []
+    log = await store.open("s1", created_at=5)
+    assert log.length == 6
+    await store.close()
+
+
+async def test_a_session_file_planted_as_a_link_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = await write_session(outside, 2)
+    kept = target.read_bytes()
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    (store_dir / "s1.jsonl").symlink_to(target)
+    store = JsonlStore(store_dir)
+    with pytest.raises(StoreError, match=r"s1\.jsonl is a symbolic link: refused"):
+        await store.open("s1", created_at=5)
+    await store.close()
+    assert target.read_bytes() == kept
+    problems = verify_store_dir(store_dir)
+    assert [(p.path.name, p.line) for p in problems] == [("s1.jsonl", 0)]
+    assert "symbolic link" in problems[0].reason
+
+
+async def test_a_snapshot_planted_as_a_link_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"not yours")
+    await write_session(tmp_path / "store", 2)
+    (tmp_path / "store" / "s1.snapshot").symlink_to(outside)
+    store = JsonlStore(tmp_path / "store")
+    with pytest.raises(StoreError, match=r"s1\.snapshot is a symbolic link: refused"):
+        await store.open("s1", created_at=5)
+    await store.close()
+    assert outside.read_bytes() == b"not yours"
+
+
+@pytest.mark.parametrize("link", ["a-dead-journal", "the-journal-directory"])
+async def test_a_journal_planted_as_a_link_is_refused(tmp_path: Path, link: str) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x-1.wal").write_bytes(MAGIC)
+    store_dir = tmp_path / "store"
+    await write_session(store_dir, 2)
+    if link == "a-dead-journal":
+        (store_dir / ".journal" / "x-1.wal").symlink_to(outside / "x-1.wal")
+    else:
+        (store_dir / ".journal").rmdir()
+        (store_dir / ".journal").symlink_to(outside)
+    with pytest.raises(StoreError, match="is a symbolic link: refused"):
+        JsonlStore(store_dir)
+    assert (outside / "x-1.wal").read_bytes() == MAGIC
+    assert any("symbolic link" in p.reason for p in verify_store_dir(store_dir))
+
+
+async def test_a_snapshot_temp_file_a_crash_left_is_removed_at_open(tmp_path: Path) -> None:
+    await write_session(tmp_path, 2)
+    leftover = tmp_path / ".s1.snapshot.tmp"
+    leftover.write_bytes(b"half a snapshot")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"not yours")
+    other = tmp_path / ".s2.snapshot.tmp"
+    other.symlink_to(outside)  # s2 is not opened: left alone
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    assert not leftover.exists()
+    assert any("temporary file" in note for note in log.recovered)
+    await log.save_snapshot(Snapshot(2, b"two"))
+    assert log.load_snapshot() == Snapshot(2, b"two")
+    assert other.is_symlink()
+    log2 = await store.open("s2", created_at=5)  # its planted link is removed, not followed
+    assert not other.is_symlink()
+    await log2.save_snapshot(Snapshot(0, b"zero"))
+    await store.close()
+    assert outside.read_bytes() == b"not yours"
+
+
+async def test_verify_reports_store_damage_and_changes_nothing(tmp_path: Path) -> None:
+    # s1: a clean close, then its last line cut (no journal covers it).
+    cut = await write_session(tmp_path, 3)
+    cut.write_bytes(cut.read_bytes()[:-4])
+    # s2: a snapshot through 5 of a log cut back to 2 events.
+    store = JsonlStore(tmp_path)
+    log = await store.open("s2", created_at=5)
+    await log.append(new_events(5))
+    await log.save_snapshot(Snapshot(5, b"five"))
+    await store.close()
+    s2 = tmp_path / "s2.jsonl"
+    s2.write_bytes(b"".join(s2.read_bytes().splitlines(keepends=True)[:3]))
+    before = everything(tmp_path)
+    assert is_store_dir(tmp_path)
+    problems = verify_store_dir(tmp_path)
+    assert everything(tmp_path) == before
+    assert [(p.path.name, p.line) for p in problems] == [("s1.jsonl", 4), ("s2.snapshot", 0)]
+    assert "torn final line" in problems[0].reason
+    assert "covers 5 events but the session file holds 2" in problems[1].reason
+    assert all(isinstance(p, StoreProblem) for p in problems)
+    assert not crash_tail_expected(cut)
+    assert parse_session_jsonl(cut.read_bytes()).torn_tail is not None  # the plain parse drops it
+
+
+async def test_verify_takes_a_covered_torn_tail_for_a_crash(tmp_path: Path) -> None:
+    die_after(tmp_path, 2)
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(path.read_bytes()[:-9])
+    before = everything(tmp_path)
+    assert crash_tail_expected(path)
+    assert verify_store_dir(tmp_path) == []
+    assert everything(tmp_path) == before
+    store = JsonlStore(tmp_path)  # and opening completes it, as verify said
+    log = await store.open("s1", created_at=5)
+    assert log.length == 6
+    await store.close()
+    assert not crash_tail_expected(path)
+
+
+def test_a_directory_without_a_journal_is_no_store(tmp_path: Path) -> None:
+    (tmp_path / "session.jsonl").write_bytes(b"")
+    assert not is_store_dir(tmp_path)
+    assert not is_store_dir(tmp_path / "session.jsonl")
+    assert not crash_tail_expected(tmp_path / "session.jsonl")
