@@ -2,8 +2,10 @@
 
 store_child.py try-open KIND PATH SESSION   print "locked" or "opened"
 store_child.py die-after KIND PATH SESSION N   append+flush N batches, then kill -9 itself
-store_child.py crash KIND PATH SEED [A,B,..] append+flush forever on a few sessions,
-                                            printing "SESSION FIRST COUNT" per flushed batch
+store_child.py crash KIND PATH SEED [A,B,..] print "started", then open the store (its
+                                            recovery) and append+flush forever on a few
+                                            sessions, printing "SESSION FIRST COUNT" per
+                                            flushed batch
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ async def die_after(kind: str, path: str, session: str, batches: int) -> None:
 
 async def crash(kind: str, path: str, seed: int, sessions: tuple[str, ...] = SESSIONS) -> None:
     rng = random.Random(seed)
+    print("started", flush=True)  # a kill from now on may land in the recovery
     opened = store(kind, path)
     logs = [await opened.open(name, created_at=1) for name in sessions]
 
