@@ -5,11 +5,14 @@ thing."""
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
 import pytest
 
+from tickler.adapters.delivery import DeliverCommand
+from tickler.adapters.stores.files import CorruptStore
 from tickler.adapters.stores.jsonl import JsonlStore
 from tickler.adapters.stores.verify import (
     StoreProblem,
@@ -19,12 +22,16 @@ from tickler.adapters.stores.verify import (
 )
 from tickler.adapters.stores.wal import MAGIC
 from tickler.core import parse_session_jsonl
+from tickler.shell.clock import VirtualClock
 from tickler.shell.ports import Snapshot, StoreError
+from tickler.shell.runtime import ScheduleRuntime
+from tickler.shell.timers import TimerHeap
 
 from .conftest import new_events
 from .test_jsonl_store import die_after, journals, write_session
 
 _FRAME = struct.Struct("<II")
+NOW = 1_785_931_200_000  # 2026-08-05T12:00:00Z
 
 
 def record_offsets(journal: Path) -> list[int]:
@@ -214,3 +221,35 @@ def test_a_directory_without_a_journal_is_no_store(tmp_path: Path) -> None:
     assert not is_store_dir(tmp_path)
     assert not is_store_dir(tmp_path / "session.jsonl")
     assert not crash_tail_expected(tmp_path / "session.jsonl")
+
+
+async def test_a_confirmed_reminder_cut_from_a_closed_log_is_never_reissued(
+    tmp_path: Path,
+) -> None:
+    clock = VirtualClock(NOW)
+    store = JsonlStore(tmp_path)
+    timers = TimerHeap(clock)
+    runtime = ScheduleRuntime(
+        await store.open("s1", created_at=NOW),
+        DeliverCommand(["true"], session="s1"),
+        clock,
+        timers=timers,
+    )
+    await runtime.start()
+    created = [
+        json.loads(await runtime.call_tool("schedule_create", {"prompt": p, "after_seconds": 600}))
+        for p in ("first", "second")
+    ]
+    await runtime.dispose()
+    await timers.close()
+    await store.close()
+    path = tmp_path / "s1.jsonl"
+    assert b'"second"' in path.read_bytes().splitlines()[-1]  # confirmed: in the last line
+    path.write_bytes(path.read_bytes()[:-3])
+    damaged = path.read_bytes()
+    again = JsonlStore(tmp_path)
+    with pytest.raises(CorruptStore, match="torn final line"):
+        await again.open("s1", created_at=NOW)  # before: trimmed, and its id issued again
+    await again.close()
+    assert path.read_bytes() == damaged
+    assert created[0]["id"] != created[1]["id"]
