@@ -10,12 +10,12 @@ accepts, with the same result.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Final
 
 import msgspec
 
+from tickler.core.deepjson import loads_any_depth
 from tickler.core.errors import CorruptScheduleLog
 from tickler.core.instant import is_real_canonical, matches_canonical_pattern
 from tickler.core.jsnum import safe_integer
@@ -84,14 +84,12 @@ def decode_change(raw: bytes | str | msgspec.Raw) -> ScheduleChange:
     return decode_change_value(_load_json(text))
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _load_json(raw: bytes | str) -> object:
+    # Any nesting depth, as JavaScript reads it: a deep payload is judged by
+    # its shape like any other, not refused as unreadable.
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
+        return loads_any_depth(raw)
+    except ValueError as exc:
         raise CorruptScheduleLog(Reason.NOT_JSON) from exc
 
 

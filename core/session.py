@@ -4,6 +4,11 @@ Line 1 is the header ``{"type":"session","version":0,"id",...}``; then one
 event per line, ``{"type","seq","time","data"}``, ``seq`` counting from 0.
 ``data`` stays raw JSON bytes: only ``schedule/change`` payloads are ours to
 decode, and they are decoded by the fold.
+
+The harness may also pack a run of ``assistant/chunk`` events into one line
+(see :mod:`tickler.core.chunkrows`); such a line stands for its members, each
+with its own ``seq``. Lines are read as JavaScript reads them: any nesting
+depth, ``2.0`` for the integer 2, lone surrogate escapes.
 """
 
 from __future__ import annotations
@@ -14,14 +19,20 @@ from typing import Annotated, Final, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tickler.core.jsnum import MAX_SAFE_INTEGER
+from tickler.core.chunkrows import CHUNK_EVENT, PACKED_TYPES, BadRow, expand_row
+from tickler.core.deepjson import JsonError, loads_any_depth, object_members
+from tickler.core.jsnum import MAX_SAFE_INTEGER, safe_integer
 
 SafeInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
 
 
 class SessionHeader(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The session file's first line. Unknown keys from newer harnesses are
-    tolerated and not kept."""
+    tolerated and not kept.
+
+    ``delegation_depth`` is written in every header (0 unless set): the
+    harness's loader requires it. A header without it reads as 0.
+    """
 
     type: Literal["session"] = "session"
     version: Literal[0] = 0
@@ -31,7 +42,7 @@ class SessionHeader(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     parent_session: str | UnsetType = UNSET
     seed_length: SafeInt | UnsetType = UNSET
     origin: str | UnsetType = UNSET
-    delegation_depth: SafeInt | UnsetType = UNSET
+    delegation_depth: SafeInt = 0
     agent_preset: str | UnsetType = UNSET
 
     @property
@@ -86,39 +97,154 @@ class ParsedSession(tuple[SessionHeader, tuple[SessionEvent, ...]]):
 
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 _EVENT: Final = msgspec.json.Decoder(SessionEvent)
+_MEMBERS: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_COUNTS: Final = ("createdAt", "seedLength", "delegationDepth")
+_HEADER_KEYS: Final = (
+    "type",
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "origin",
+    "delegationDepth",
+    "agentPreset",
+)
 
 
-def _is_json(line: bytes) -> bool:
+def is_json(line: bytes) -> bool:
+    """Whether ``line`` is one JSON value, at any nesting depth."""
     try:
-        json.loads(line)
+        loads_any_depth(line)
     except ValueError:
         return False
     return True
 
 
+def members(line: bytes) -> dict[str, bytes]:
+    """The raw JSON text of each member of the object ``line`` holds, at any
+    nesting depth. Raises msgspec.DecodeError when the line is not JSON and
+    msgspec.ValidationError when it is JSON but not an object."""
+    try:
+        return {key: bytes(raw) for key, raw in _MEMBERS.decode(line).items()}
+    except (msgspec.DecodeError, RecursionError):
+        pass  # deep nesting, or what JavaScript reads and msgspec does not
+    except msgspec.ValidationError as exc:
+        raise msgspec.ValidationError("not a JSON object") from exc
+    try:
+        text = line.decode("utf-8")
+        spans = object_members(text)
+    except (JsonError, UnicodeDecodeError) as exc:
+        raise msgspec.DecodeError(f"not JSON: {exc}") from None
+    except TypeError:
+        raise msgspec.ValidationError("not a JSON object") from None
+    return {key: text[start:end].encode("utf-8") for key, (start, end) in spans.items()}
+
+
+def scalar(raw: bytes) -> object:
+    """A member's value when it is a string, number, boolean or null; an
+    empty list or dict standing for any array or object (never read: no
+    field we check is one, and it may be nested arbitrarily deep)."""
+    if raw[:1] == b"[":
+        return []
+    if raw[:1] == b"{":
+        return {}
+    return json.loads(raw)  # one validated scalar token
+
+
+def count(value: object) -> int | None:
+    """A JSON number that JavaScript reads as a non-negative safe integer
+    (``2.0`` and ``1e0`` included), else None."""
+    number = safe_integer(value)
+    return None if number is None or number < 0 else number
+
+
+def decode_header_line(line: bytes) -> SessionHeader:
+    """The header line (without its newline); raises msgspec.DecodeError /
+    ValidationError for a line that is not a session header."""
+    try:
+        return _HEADER.decode(line)
+    except _DECODE_ERRORS:
+        pass
+    fields = members(line)
+    known: dict[str, object] = {}
+    for key in _HEADER_KEYS:
+        if key in fields:
+            known[key] = scalar(fields[key])
+    for key in _COUNTS:
+        if key in known:
+            number = count(known[key])
+            if number is None:
+                raise msgspec.ValidationError(f"header {key} must be a non-negative safe integer")
+            known[key] = number
+    version = known.get("version")
+    if isinstance(version, float) and version == 0:
+        known["version"] = 0  # 0.0 and -0.0 are the number 0
+    return msgspec.convert(known, SessionHeader)
+
+
 def decode_event_line(line: bytes) -> SessionEvent:
     """One event line of a session file (without its newline); raises
-    msgspec.DecodeError / ValidationError for a line that is not an event."""
+    msgspec.DecodeError / ValidationError for a line that is not one event
+    (a packed chunk row included: see :func:`decode_record_line`)."""
     try:
-        return _EVENT.decode(line)
-    except msgspec.DecodeError:
-        # JSON that msgspec refuses but JavaScript reads (a lone surrogate
-        # escape): re-read it exactly, keeping ``data`` as written.
-        return _decode_event_slowly(line)
+        decoded = _EVENT.decode(line)
+    except _DECODE_ERRORS:
+        return _event_from(members(line))
+    if decoded.type in PACKED_TYPES:
+        raise msgspec.ValidationError(f"a {decoded.type} row is not one event")
+    return decoded
 
 
-def _decode_event_slowly(line: bytes) -> SessionEvent:
+def decode_record_line(line: bytes) -> tuple[SessionEvent, ...]:
+    """The events one line of a session file stands for: one event, or the
+    members of a packed chunk row. Raises msgspec.DecodeError /
+    ValidationError naming what is wrong."""
     try:
-        value = json.loads(line)
-    except ValueError as exc:
-        raise msgspec.DecodeError(f"not JSON: {exc}") from exc
-    if not isinstance(value, dict) or "data" not in value:
-        raise msgspec.ValidationError("an event must be an object with type, seq, time, data")
-    # ASCII escapes keep a lone surrogate representable in UTF-8 bytes.
-    data = json.dumps(value.pop("data"), separators=(",", ":"))
-    value["data"] = None
-    shell = _EVENT.decode(json.dumps(value).encode())
-    return msgspec.structs.replace(shell, data=msgspec.Raw(data.encode()))
+        decoded = _EVENT.decode(line)
+    except _DECODE_ERRORS:
+        pass
+    else:
+        if decoded.type not in PACKED_TYPES:
+            return (decoded,)
+    fields = members(line)
+    type_ = fields.get("type")
+    if type_ is not None and type_[:1] == b'"':
+        kind = json.loads(type_)
+        if kind in PACKED_TYPES:
+            try:
+                expanded = expand_row(kind, fields)
+            except BadRow as exc:
+                raise msgspec.ValidationError(f"{kind} row: {exc}") from None
+            return tuple(event(CHUNK_EVENT, seq, time, data) for seq, time, data in expanded)
+    return (_event_from(fields),)
+
+
+def _event_from(fields: dict[str, bytes]) -> SessionEvent:
+    """An event from its members' raw texts, with JavaScript's numbers."""
+    for key in ("type", "seq", "time", "data"):
+        if key not in fields:
+            raise msgspec.ValidationError(f"an event must have {key}")
+    type_ = scalar(fields["type"])
+    if not isinstance(type_, str):
+        raise msgspec.ValidationError("event type must be a string")
+    seq = count(scalar(fields["seq"]))
+    if seq is None:
+        raise msgspec.ValidationError("event seq must be a non-negative safe integer")
+    time = count(scalar(fields["time"]))
+    if time is None:
+        raise msgspec.ValidationError("event time must be a non-negative safe integer")
+    ignorable: bool | UnsetType = UNSET
+    if "ignorable" in fields:
+        flag = scalar(fields["ignorable"])
+        if not isinstance(flag, bool):
+            raise msgspec.ValidationError("event ignorable must be a boolean")
+        ignorable = flag
+    return SessionEvent(
+        type=type_, seq=seq, time=time, data=msgspec.Raw(fields["data"]), ignorable=ignorable
+    )
 
 
 def parse_session_jsonl(data: bytes) -> ParsedSession:
@@ -126,12 +252,13 @@ def parse_session_jsonl(data: bytes) -> ParsedSession:
 
     A final line with no newline that is not valid JSON (a crash mid-write) is
     dropped and reported as ``torn_tail``; any other bad line raises
-    :class:`SessionFileError` naming it. Blank lines are skipped.
+    :class:`SessionFileError` naming it. Blank lines are skipped. A packed
+    chunk row gives its members, each at the row's line.
     """
     raw_lines = data.split(b"\n")
     torn_tail: bytes | None = None
     last = raw_lines[-1]
-    if last.strip() and not _is_json(last):
+    if last.strip() and not is_json(last):
         torn_tail = last
         raw_lines[-1] = b""
     header: SessionHeader | None = None
@@ -144,13 +271,14 @@ def parse_session_jsonl(data: bytes) -> ParsedSession:
             header = _parse_header(number, line)
             continue
         try:
-            decoded = decode_event_line(line)
+            decoded = decode_record_line(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise SessionFileError(number, f"invalid event: {exc}") from None
-        if decoded.seq != len(events):
-            raise SessionFileError(number, f"event seq {decoded.seq} should be {len(events)}")
-        events.append(decoded)
-        lines.append(number)
+        for item in decoded:
+            if item.seq != len(events):
+                raise SessionFileError(number, f"event seq {item.seq} should be {len(events)}")
+            events.append(item)
+            lines.append(number)
     if header is None:
         raise SessionFileError(1, "missing session header")
     return ParsedSession(header, tuple(events), tuple(lines), torn_tail)
@@ -158,6 +286,6 @@ def parse_session_jsonl(data: bytes) -> ParsedSession:
 
 def _parse_header(number: int, line: bytes) -> SessionHeader:
     try:
-        return _HEADER.decode(line)
+        return decode_header_line(line)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionFileError(number, f"invalid session header: {exc}") from None

@@ -98,8 +98,10 @@ def fast_decode(raw: bytes | str | msgspec.Raw) -> ScheduleChange | None:
     """The change, or None when only the exact path can say."""
     try:
         change = DECODER.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeEncodeError):
-        return None  # (a str holding a lone surrogate cannot become UTF-8)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeEncodeError, RecursionError):
+        # (a str holding a lone surrogate cannot become UTF-8; deep nesting
+        # is left to the exact path, which reads any depth)
+        return None
     return None if checked(change) is None else change
 
 
@@ -110,5 +112,5 @@ def decode_many(raws: list[msgspec.Raw]) -> list[ScheduleChange] | None:
     joined = b"[" + b",".join(raws) + b"]"
     try:
         return _MANY.decode(joined)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
