@@ -19,7 +19,7 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from tickler.core.errors import INTERNAL_ERROR, Msg, ScheduleError, error
-from tickler.core.jsnum import safe_integer
+from tickler.core.jsnum import holds_lossy_number, is_json_number, safe_integer
 from tickler.core.jstext import es_trim, is_trimmed_nonempty
 from tickler.core.model import MIN_EVERY_INTERVAL_SECONDS
 
@@ -66,9 +66,28 @@ _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 
 
+# Arguments holding a number JSON cannot carry (-0.0, an infinity such as
+# 1e400, NaN) anywhere are refused by the reference's registry before the
+# tool runs (they are not lossless JSON), so nothing changes. tickler answers
+# a closed code instead: schedule_create the code of a value of the wrong
+# JSON type at that place (see _parse_create and ``decide``'s ``at`` rules),
+# schedule_delete the code of arguments of the wrong type, and
+# schedule_list, which has no input error of its own, ``invalid_rule`` with
+# a message of ours (the reference's answer there is not a closed code).
+LIST_LOSSY_NUMBER: Final = (
+    "schedule_list arguments must be JSON: -0, NaN and infinities are not JSON numbers."
+)
+_LOSSY_ARGUMENTS: Final = {
+    LIST: error("invalid_rule", LIST_LOSSY_NUMBER),
+    DELETE: error("invalid_rule", Msg.DELETE_ID),
+}
+
+
 def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleError]:
     """Validate a tool call's shape; never raises. ``args`` None means ``{}``."""
     arguments: object = {} if args is None else args
+    if name in _LOSSY_ARGUMENTS and holds_lossy_number(arguments):
+        return Failure(_LOSSY_ARGUMENTS[name])
     if name == CREATE:
         return _parse_create(arguments)
     if name == LIST:
@@ -92,7 +111,8 @@ def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
     value = args[selector]
     if selector == "at":
         return Success(CreateAt(prompt, value))
-    seconds = safe_integer(value)
+    # -0.0, NaN and infinities are not JSON numbers: the wrong type, like "30".
+    seconds = safe_integer(value) if is_json_number(value) else None
     if selector == "after_seconds":
         if seconds is None or seconds <= 0:
             return Failure(error("invalid_rule", Msg.AFTER_SECONDS))

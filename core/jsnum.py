@@ -7,6 +7,7 @@ a number, and integers beyond 2**53 - 1 are not "safe".
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Final
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -34,3 +35,33 @@ def safe_integer(value: object) -> int | None:
 
 def is_safe_integer(value: object) -> bool:
     return safe_integer(value) is not None
+
+
+def is_json_number(value: object) -> bool:
+    """Whether ``value`` is a number JSON carries exactly (a bool is not; nor
+    are NaN, the infinities and -0.0)."""
+    if isinstance(value, float):
+        return is_lossless(value)
+    return is_number(value)
+
+
+def is_lossless(value: float) -> bool:
+    """Whether JSON can carry the float as it is: not NaN, not an infinity
+    (``1e400`` overflows to one), not negative zero (JSON writes it as 0)."""
+    return math.isfinite(value) and (value != 0 or math.copysign(1.0, value) > 0)
+
+
+def holds_lossy_number(value: object) -> bool:
+    """Whether a JSON-like value (dicts, lists, tuples and scalars) holds,
+    anywhere at any depth, a float that JSON cannot carry exactly."""
+    pending: list[object] = [value]
+    seen: set[int] = set()  # a Python caller may pass a cycle; JSON never does
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float):
+            if not is_lossless(item):
+                return True
+        elif isinstance(item, Mapping | list | tuple) and id(item) not in seen:
+            seen.add(id(item))
+            pending.extend(item.values() if isinstance(item, Mapping) else item)
+    return False

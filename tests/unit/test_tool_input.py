@@ -9,6 +9,7 @@ a value of the published output schema.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -18,11 +19,14 @@ from returns.pipeline import is_successful
 from tickler.core import (
     EMPTY_STATE,
     ERROR_CODES,
+    AfterSchedule,
     CreateAt,
+    fold_changes,
     handle,
     parse_tool_call,
     tool_catalog,
 )
+from tickler.core.model import create
 
 NOW = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
 TEN_CODES = (
@@ -38,6 +42,14 @@ TEN_CODES = (
     "internal_error",
 )
 OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog()}
+CREATE_ONE = create(
+    AfterSchedule(
+        id="schedule-1",
+        prompt="check logs",
+        after_seconds=30,
+        scheduled_at="2026-08-05T12:00:30.000Z",
+    )
+)
 AT_KIND = {
     "code": "invalid_rule",
     "message": "at must be an explicit-offset string or local calendar object.",
@@ -192,3 +204,94 @@ def test_strange_at_values_answer_a_closed_code(args: dict[str, object]) -> None
     assert value["code"] in TEN_CODES
     assert value["code"] not in ("internal_error", "persistence_uncertain", "corrupt_schedule_log")
     jsonschema.validate(value, OUTPUT_SCHEMAS["schedule_create"])
+
+
+# Arguments holding a number JSON cannot carry (-0.0, an infinity, NaN)
+# anywhere are refused by the reference's registry without any change.
+DELETE_ID = {
+    "code": "invalid_rule",
+    "message": "schedule_delete id must be non-empty without surrounding whitespace.",
+}
+LIST_LOSSY = {
+    "code": "invalid_rule",
+    "message": "schedule_list arguments must be JSON: -0, NaN and infinities are not JSON numbers.",
+}
+SELECTOR = {
+    "code": "invalid_selector",
+    "message": "schedule_create accepts exactly one of after_seconds, at, or every_seconds.",
+}
+AFTER_RULE = {"code": "invalid_rule", "message": "after_seconds must be a positive safe integer."}
+EVERY_RULE = {"code": "invalid_rule", "message": "every_seconds must be a safe integer."}
+LOCAL_STRINGS = {"code": "invalid_rule", "message": "Local at date and time must be strings."}
+ZONE_STRING = {"code": "invalid_time_zone", "message": "time_zone must be a string."}
+LOSSY_TEXTS = ["-0.0", "-0e0", "-0E+3", "1e400", "-1e400", "NaN", "Infinity", "-Infinity"]
+
+
+def _deep_list(depth: int, leaf: object) -> object:
+    value: object = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("text", LOSSY_TEXTS)
+@pytest.mark.parametrize(
+    ("tool", "template", "expected"),
+    [
+        ("schedule_delete", '{"id":"schedule-1","extra":%s}', DELETE_ID),
+        ("schedule_delete", '{"id":"schedule-1","extra":{"a":[1,{"b":%s}]}}', DELETE_ID),
+        ("schedule_list", '{"x":%s}', LIST_LOSSY),
+        ("schedule_list", '[[%s]]', LIST_LOSSY),
+        ("schedule_list", "%s", LIST_LOSSY),
+        ("schedule_create", '{"prompt":"x","after_seconds":%s}', AFTER_RULE),
+        ("schedule_create", '{"prompt":"x","every_seconds":%s}', EVERY_RULE),
+        ("schedule_create", '{"prompt":"x","after_seconds":30,"x":%s}', SELECTOR),
+        ("schedule_create", '{"prompt":"x","at":{"date":"2026-08-06","time":%s,"time_zone":"UTC"}}',
+         LOCAL_STRINGS),
+        ("schedule_create",
+         '{"prompt":"x","at":{"date":"2026-08-06","time":"09:00:00","time_zone":[%s]}}',
+         ZONE_STRING),
+        ("schedule_create", '{"prompt":"x","at":[%s]}', AT_KIND),
+    ],
+    ids=repr,
+)  # fmt: skip
+def test_numbers_json_cannot_carry_are_refused_without_change(
+    tool: str, template: str, expected: dict[str, str], text: str
+) -> None:
+    args = json.loads(template % text)  # what Python's (and the MCP SDK's) JSON reader gives
+    state = fold_changes([CREATE_ONE])
+    changes, output = handle(state, tool, args, NOW)
+    assert changes == ()
+    assert json.loads(output) == expected
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_a_deeply_nested_lossy_number_is_found(depth: int) -> None:
+    state = fold_changes([CREATE_ONE])
+    args = {"id": "schedule-1", "extra": _deep_list(depth, -0.0)}
+    assert handle(state, "schedule_delete", args, NOW) == (
+        (),
+        json.dumps(DELETE_ID, separators=(",", ":")),
+    )
+    assert handle(state, "schedule_list", _deep_list(depth, math.nan), NOW)[1] == json.dumps(
+        LIST_LOSSY, separators=(",", ":")
+    )
+
+
+def test_lossless_numbers_beside_a_delete_still_delete() -> None:
+    state = fold_changes([CREATE_ONE])
+    args = {"id": "schedule-1", "extra": [0, 0.0, -1.5, 1e300]}
+    changes, output = handle(state, "schedule_delete", args, NOW)
+    assert len(changes) == 1
+    assert json.loads(output)["deleted"] is True
+
+
+def test_integer_minus_zero_reads_as_zero_and_cannot_be_told_apart() -> None:
+    """JSON ``-0`` written without a fraction or exponent parses to the int 0
+    in Python's readers (json, pydantic, so the MCP SDK too): it is lost
+    before tickler sees it, so it is read as 0, not refused."""
+    args = json.loads('{"id":"schedule-1","extra":-0}')
+    assert args["extra"] == 0
+    assert type(args["extra"]) is int
+    changes, _ = handle(fold_changes([CREATE_ONE]), "schedule_delete", args, NOW)
+    assert len(changes) == 1
