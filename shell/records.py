@@ -4,6 +4,8 @@
 dispatch change(s) it delivers, and flushed before the host hears of it.
 ``tickler/delivered`` says the host took it. A follow-up without a matching
 ``delivered`` is handed over again after a restart, with the same key.
+``tickler/followup-failed`` records a hand-over the host refused (it is
+retried; the record only makes a stuck follow-up visible).
 """
 
 from __future__ import annotations
@@ -80,3 +82,37 @@ def encode_delivered(key: str) -> bytes:
 
 def decode_delivered(data: bytes | msgspec.Raw) -> str:
     return _decode(_DELIVERED_DECODER, data).key
+
+
+# -- failures, kept visible -------------------------------------------------
+
+FOLLOWUP_FAILED: Final = "tickler/followup-failed"
+ERROR_TEXT_MAX: Final = 500
+
+
+class FollowUpFailedRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A hand-over of follow-up ``key`` failed; ``attempt`` counts the
+    failures of this runtime (the log keeps the 1st, 2nd, 4th, 8th...)."""
+
+    key: str
+    attempt: int
+    error: str
+
+
+_FOLLOWUP_FAILED_DECODER: Final = msgspec.json.Decoder(FollowUpFailedRecord)
+
+
+def error_text(error: BaseException) -> str:
+    """``"<ExcType>: <message>"`` on one bounded line (no traceback)."""
+    message = str(error)
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= ERROR_TEXT_MAX else text[: ERROR_TEXT_MAX - 1] + "\u2026"
+
+
+def encode_followup_failed(key: str, attempt: int, error: str) -> bytes:
+    return f'{{"key":{js_string(key)},"attempt":{attempt},"error":{js_string(error)}}}'.encode()
+
+
+def decode_followup_failed(data: bytes | msgspec.Raw) -> FollowUpFailedRecord:
+    return _decode(_FOLLOWUP_FAILED_DECODER, data)

@@ -9,9 +9,16 @@ Events it writes (beside the runtime's):
   acknowledgement: a repeat of a key already taken is dropped.
 * ``tickler/turn-start`` ``{"input"}`` and ``tickler/turn`` ``{"input",
   "reply"}`` - a turn began, and finished with the model's reply.
+* ``tickler/turn-failed`` ``{"input", "attempt", "error"}`` - the model call
+  raised (``error`` is ``"<ExcType>: <message>"``, bounded, no traceback).
+* ``tickler/turn-abandoned`` ``{"input", "attempts"}`` - the input was given
+  up after ``max_attempts`` starts, so later inputs get their turns.
 
 After a restart, inputs without a finished turn run again, so every taken
-reminder becomes exactly one turn input, and each input gets its turn.
+reminder becomes exactly one turn input, and each input gets its turn. A
+poison input (a model call that keeps raising, or that kills the process)
+is retried with exponential backoff and given up after ``max_attempts``
+turn starts, counted from the log, so never retried forever across restarts.
 """
 
 from __future__ import annotations
@@ -26,12 +33,17 @@ import msgspec
 from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import FollowUp, IdleClaim, ReleaseOnce
 from tickler.shell.ports import NewEvent, SessionLog
+from tickler.shell.records import error_text
+from tickler.shell.retry import Backoff
 
 logger = logging.getLogger("tickler.host")
 
 TURN_INPUT: Final = "tickler/turn-input"
 TURN_START: Final = "tickler/turn-start"
 TURN: Final = "tickler/turn"
+TURN_FAILED: Final = "tickler/turn-failed"
+TURN_ABANDONED: Final = "tickler/turn-abandoned"
+MAX_ATTEMPTS: Final = 5
 
 Source = Literal["user", "reminder"]
 
@@ -52,16 +64,38 @@ class TurnRecord(msgspec.Struct, frozen=True):
     reply: str
 
 
+class TurnFailed(msgspec.Struct, frozen=True):
+    input: int
+    attempt: int  # the turn starts of this input so far, this one included
+    error: str
+
+
+class TurnAbandoned(msgspec.Struct, frozen=True):
+    input: int
+    attempts: int
+
+
 Model = Callable[[TurnInput], Awaitable[str]]
 """Given the turn's input, produce the assistant's reply. A framework agent
 plugs in here (and calls the schedule tools through the runtime itself)."""
 
 _INPUT: Final = msgspec.json.Decoder(TurnInput)
 _TURN: Final = msgspec.json.Decoder(TurnRecord)
+_REF: Final = msgspec.json.Decoder(_TurnRef)
+
+
+def retry_delay(attempt: int, first_s: float, most_s: float) -> float:
+    """The pause after the ``attempt``-th failed start: doubling, capped."""
+    return min(most_s, first_s * 2.0 ** min(attempt - 1, 64))
 
 
 class ReferenceHost:
-    """Runs one turn at a time; a claim or a running turn makes it busy."""
+    """Runs one turn at a time; a claim or a running turn makes it busy.
+
+    A model call that raises is retried after ``retry_first_s``, doubling up
+    to ``retry_most_s`` (waits on the injected clock); after
+    ``max_attempts`` starts the input is abandoned and the next one runs.
+    """
 
     def __init__(
         self,
@@ -70,16 +104,27 @@ class ReferenceHost:
         clock: Clock | None = None,
         *,
         on_reply: Callable[[TurnInput, str], None] | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
+        retry_first_s: float = 1.0,
+        retry_most_s: float = 60.0,
     ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
         self._log = log
         self._model = model
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._on_reply = on_reply
+        self._max_attempts = max_attempts
+        self._retry_first_s = retry_first_s
+        self._retry_most_s = retry_most_s
+        self._log_backoff = Backoff(retry_first_s, 2.0, retry_most_s)
         self._taken: set[str] = set()
         self._pending: dict[int, TurnInput] = {}
+        self._starts: dict[int, int] = {}  # turn starts per pending input, from the log
         self._next_input = 0
         self._claimed = False
         self._running = False
+        self._pausing = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._runner: asyncio.Task[None] | None = None
@@ -94,8 +139,17 @@ class ReferenceHost:
                 self._next_input = max(self._next_input, item.n + 1)
                 if item.key is not None:
                     self._taken.add(item.key)
+            elif event.type == TURN_START:
+                n = _REF.decode(event.data).input
+                self._starts[n] = self._starts.get(n, 0) + 1
             elif event.type == TURN:
-                self._pending.pop(_TURN.decode(event.data).input, None)
+                self._settle(_TURN.decode(event.data).input)
+            elif event.type == TURN_ABANDONED:
+                self._settle(_REF.decode(event.data).input)
+
+    def _settle(self, n: int) -> None:
+        self._pending.pop(n, None)
+        self._starts.pop(n, None)
 
     # -- AgentHost ----------------------------------------------------------
 
@@ -133,22 +187,30 @@ class ReferenceHost:
         await self._take("user", text, None)
 
     async def close(self) -> None:
+        """Stop taking turns: a turn in flight finishes, a retry pause ends."""
         self._closed = True
         if self._runner is not None:
+            if self._pausing:
+                self._runner.cancel()
             await asyncio.gather(self._runner, return_exceptions=True)
 
     # -- internals ----------------------------------------------------------
 
     async def _take(self, source: Source, text: str, key: str | None) -> None:
-        item = TurnInput(self._next_input, source, text, key)
+        n, self._next_input = self._next_input, self._next_input + 1
+        item = TurnInput(n, source, text, key)
         event = NewEvent(TURN_INPUT, msgspec.json.encode(item), self._clock.now_ms())
-        await self._log.append([event])
-        self._next_input += 1
-        self._pending[item.n] = item
-        if key is not None:
-            self._taken.add(key)
+        # Shielded: a cancelled caller (a runtime disposing) must not leave
+        # the log holding an input this host does not know of.
+        await asyncio.shield(self._record_input(item, event))
         await self._log.flush()  # raising here means "not taken": it will come again
         self._kick()
+
+    async def _record_input(self, item: TurnInput, event: NewEvent) -> None:
+        await self._log.append([event])
+        self._pending[item.n] = item
+        if item.key is not None:
+            self._taken.add(item.key)
 
     def _release(self) -> None:
         self._claimed = False
@@ -174,21 +236,77 @@ class ReferenceHost:
             self._running = True
             self._idle.clear()
             try:
-                await self._turn(item)
-            except Exception:
-                logger.exception("reference host: turn %d failed; it runs again later", item.n)
-                await self._clock.sleep(1.0)
+                pause = await self._attempt(item)
+            except Exception as exc:
+                logger.warning(
+                    "reference host: turn %d not recorded (%s); it runs again later",
+                    item.n,
+                    error_text(exc),
+                )
+                logger.debug("reference host: turn %d log failure", item.n, exc_info=True)
+                pause = self._log_backoff.next_delay()
+            try:
+                if pause is not None and not self._closed:
+                    self._pausing = True
+                    await self._clock.sleep(pause)
             finally:
+                self._pausing = False
                 self._running = False
         self._update_idle()
 
-    async def _turn(self, item: TurnInput) -> None:
+    async def _attempt(self, item: TurnInput) -> float | None:
+        """One try at ``item``'s turn; the pause before the next try, if any."""
+        starts = self._starts.get(item.n, 0)
+        if starts >= self._max_attempts:  # started often enough before a restart
+            await self._give_up(item, starts, [])
+            return None
         now = self._clock.now_ms()
         await self._log.append([NewEvent(TURN_START, msgspec.json.encode(_TurnRef(item.n)), now)])
-        reply = str(await self._model(item))  # a str subclass (LangChain's) would not encode
+        starts = self._starts[item.n] = starts + 1
+        try:
+            reply = str(await self._model(item))  # a str subclass (LangChain's) would not encode
+        except Exception as exc:  # noqa: BLE001 - any model failure is this turn's failure
+            return await self._failed(item, starts, exc)
         record = TurnRecord(item.n, reply)
         await self._log.append([NewEvent(TURN, msgspec.json.encode(record), self._clock.now_ms())])
         await self._log.flush()
-        self._pending.pop(item.n, None)
+        self._settle(item.n)
+        self._log_backoff.reset()
         if self._on_reply is not None:
-            self._on_reply(item, reply)
+            try:
+                self._on_reply(item, reply)
+            except Exception:
+                logger.exception("reference host: on_reply failed for turn %d", item.n)
+        return None
+
+    async def _failed(self, item: TurnInput, attempt: int, exc: Exception) -> float | None:
+        """Record the failure; give the input up after the last attempt."""
+        text = error_text(exc)
+        logger.warning(
+            "reference host: turn %d failed (attempt %d of %d): %s",
+            item.n,
+            attempt,
+            self._max_attempts,
+            text,
+        )
+        logger.debug("reference host: turn %d traceback", item.n, exc_info=exc)
+        failed = TurnFailed(item.n, attempt, text)
+        batch = [NewEvent(TURN_FAILED, msgspec.json.encode(failed), self._clock.now_ms())]
+        if attempt >= self._max_attempts:
+            await self._give_up(item, attempt, batch)
+            return None
+        await self._log.append(batch)
+        await self._log.flush()
+        return retry_delay(attempt, self._retry_first_s, self._retry_most_s)
+
+    async def _give_up(self, item: TurnInput, attempts: int, batch: list[NewEvent]) -> None:
+        logger.warning(
+            "reference host: input %d abandoned after %d attempts; later inputs run",
+            item.n,
+            attempts,
+        )
+        gone = TurnAbandoned(item.n, attempts)
+        now = self._clock.now_ms()
+        await self._log.append([*batch, NewEvent(TURN_ABANDONED, msgspec.json.encode(gone), now)])
+        await self._log.flush()
+        self._settle(item.n)

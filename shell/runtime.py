@@ -4,8 +4,9 @@ One FIFO per session for tool calls and deliveries; a flush before every
 read and a barrier after every write; state kept incrementally with
 ``core.evolve``; due reminders delivered through an outbox (dispatch changes
 and the follow-up in one atomic append, flushed before the host hears of
-it); one process-wide timer heap; failed flushes and hand-overs retried with
-backoff instead of waiting for the next activity.
+it); the hand-over to the host outside the FIFO, so a slow or hung host never
+delays a tool call; one process-wide timer heap; failed flushes and
+hand-overs retried with backoff instead of waiting for the next activity.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import asyncio
 import logging
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from returns.pipeline import is_successful
 from returns.result import Failure
@@ -41,14 +42,18 @@ from tickler.core import (
 )
 from tickler.core.errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
 from tickler.shell.clock import Clock, SystemClock
-from tickler.shell.host import AgentHost, FollowUp
+from tickler.shell.host import AgentHost, FollowUp, IdleClaim
 from tickler.shell.loading import Loaded, load_session, snapshot_of, usable, wake_hint
+from tickler.shell.pending import PendingDelivery
 from tickler.shell.ports import NewEvent, SessionLog
 from tickler.shell.records import (
     DELIVERED,
     FOLLOWUP,
+    FOLLOWUP_FAILED,
     encode_delivered,
     encode_followup,
+    encode_followup_failed,
+    error_text,
     followup_for,
 )
 from tickler.shell.retry import Backoff
@@ -62,12 +67,22 @@ _OPERATIONS: Final[dict[type, Operation]] = {ListSchedules: "list", DeleteSchedu
 _ABORTED: Final = render(Failure(INTERNAL_ERROR))
 
 
+class _Failures(NamedTuple):
+    failures: int
+    last_error: str | None
+
+
+_NO_FAILURES: Final = _Failures(0, None)
+
+
 class ScheduleRuntime:
     """The live runtime of one session: tools, timers and deliveries.
 
     ``start()`` loads the session (snapshot, then the log after it) and makes
     the first delivery check; ``call_tool`` answers the three tools;
-    ``dispose()`` stops it, waiting for work in flight and deleting nothing.
+    ``dispose()`` stops it: it waits for the transaction in flight, cancels
+    a hand-over in flight (that follow-up stays in the outbox) and deletes
+    nothing.
     """
 
     def __init__(
@@ -94,6 +109,8 @@ class ScheduleRuntime:
         self._drive_task: asyncio.Task[None] | None = None
         self._idle_task: asyncio.Task[None] | None = None
         self._retry_task: asyncio.Task[None] | None = None
+        self._handover: asyncio.Task[None] | None = None
+        self._failures: dict[str, _Failures] = {}  # failed hand-overs by key, this runtime
         self._disposal: asyncio.Task[None] | None = None
         self._just_idle = False
 
@@ -107,6 +124,16 @@ class ScheduleRuntime:
     def pending_followups(self) -> tuple[FollowUp, ...]:
         """Follow-ups appended but not yet taken by the host, in log order."""
         return tuple(self._current().outbox.values())
+
+    @property
+    def pending_deliveries(self) -> tuple[PendingDelivery, ...]:
+        """The outbox as the operator sees it: each follow-up not yet taken,
+        with the hand-overs that failed in this runtime and the last error."""
+        rows = []
+        for message in self._current().outbox.values():
+            failures = self._failures.get(message.key, _NO_FAILURES)
+            rows.append(PendingDelivery.of(message, failures.failures, failures.last_error))
+        return tuple(rows)
 
     @property
     def fault(self) -> CorruptScheduleLog | None:
@@ -162,7 +189,8 @@ class ScheduleRuntime:
             return await self._save_snapshot()
 
     def dispose(self) -> Awaitable[None]:
-        """Stop: cancel timers and waits, wait for work in flight. Idempotent."""
+        """Stop: cancel timers, waits and the hand-over in flight (it stays in
+        the outbox), wait for the transaction in flight. Idempotent."""
         if self._disposal is None:
             self._disposal = asyncio.get_running_loop().create_task(self._dispose())
         return self._disposal
@@ -234,45 +262,50 @@ class ScheduleRuntime:
                     if self._is_stopping():
                         return
                     try:
-                        await self._drive_once()
+                        ready = await self._drive_once()
                     except Exception:
                         logger.exception("schedule: delivery failed; retrying")
                         self._retry_later()
+                        continue
+                if ready is not None:
+                    # Outside the FIFO: tool calls never wait on the host.
+                    # This loop is the session's only driver, so at most one
+                    # hand-over is in flight and the outbox order holds.
+                    await self._hand_over(*ready)
         finally:
             # A finished task is not kept: thousands of idle sessions would
             # each hold one.
             if self._drive_task is asyncio.current_task():
                 self._drive_task = None
 
-    async def _drive_once(self) -> None:
+    async def _drive_once(self) -> tuple[IdleClaim, FollowUp] | None:
+        """Under the FIFO: the claim and the durable follow-up to hand over
+        (the outbox head, or a due delivery appended and flushed now)."""
         just_idle, self._just_idle = self._just_idle, False
         if not await self._flushed():
             self._retry_later()
-            return
+            return None
         if self._stopping:
-            return
+            return None
         loaded = self._current()
         if not loaded.outbox and self._peek_wait() is not None:
-            return
+            return None
         claim = self._host.claim_idle()
         if claim is None:
             # Busy: wait for idle once. Refused right after reporting idle
             # (the reference's livelock): back off instead of spinning.
             self._retry_later() if just_idle else self._wait_for_idle()
-            return
-        taken: FollowUp | None = None
+            return None
+        message: FollowUp | None = None
         try:
             if loaded.outbox:
-                message: FollowUp | None = next(iter(loaded.outbox.values()))
+                message = next(iter(loaded.outbox.values()))
             else:
                 message = await self._deliver_due()
-            if message is not None and not self._stopping:
-                taken = await self._hand_over(message)
         finally:
-            claim.release()
-        if taken is not None:
-            await self._mark_delivered(taken)
-            self.request_drive()  # one follow-up per claim; look for the next
+            if message is None or self._stopping:
+                claim.release()
+        return None if message is None or self._stopping else (claim, message)
 
     def _peek_wait(self) -> Wait | None:
         """The Wait decision at the current wall clock (arming the timer),
@@ -310,22 +343,73 @@ class ScheduleRuntime:
             return None
         return message
 
-    async def _hand_over(self, message: FollowUp) -> FollowUp | None:
+    async def _hand_over(self, claim: IdleClaim, message: FollowUp) -> None:
+        """Give ``message`` to the host under ``claim``, outside the FIFO.
+        Its own task, so ``dispose()`` can cancel a hung host; cancelled or
+        failed, the follow-up stays in the outbox and comes again."""
+        if self._stopping:
+            claim.release()
+            return
+        handover = asyncio.get_running_loop().create_task(
+            self._offer(message), name="tickler-handover"
+        )
+        self._handover = handover
         try:
-            await self._host.followup(message)
-        except Exception as exc:  # noqa: BLE001 - any host failure means "not taken"
-            logger.warning("schedule: follow-up %s not taken (%s); retrying", message.key, exc)
-            self._retry_later()
-            return None
+            await asyncio.wait({handover})
+        except asyncio.CancelledError:
+            handover.cancel()
+            raise
+        finally:
+            self._handover = None
+            claim.release()
+        if handover.cancelled():
+            return
+        error = handover.exception()
+        if error is not None:
+            await self._handover_failed(message, error)
+            return
         self._current().outbox.pop(message.key, None)
+        self._failures.pop(message.key, None)
         if self._backoff is not None:
             self._backoff.reset()
-        return message
+        async with self._lock:
+            await self._mark_delivered(message)
+        self.request_drive()  # one follow-up per claim; look for the next
+
+    async def _offer(self, message: FollowUp) -> None:
+        # Awaited inside the task, so even a host that fails before its
+        # first await fails here, as "not taken".
+        await self._host.followup(message)
+
+    async def _handover_failed(self, message: FollowUp, error: BaseException) -> None:
+        """Retry with backoff (a target that is down loses nothing), and keep
+        it visible: live in ``pending_deliveries``, and in the log at the
+        1st, 2nd, 4th, 8th... failure (bounded growth while a target is down)."""
+        attempt = self._failures.get(message.key, _NO_FAILURES).failures + 1
+        text = error_text(error)
+        self._failures[message.key] = _Failures(attempt, text)
+        logger.warning(
+            "schedule: follow-up %s not taken (attempt %d: %s); retrying",
+            message.key,
+            attempt,
+            text,
+        )
+        logger.debug("schedule: follow-up %s failure", message.key, exc_info=error)
+        self._retry_later()
+        if attempt & (attempt - 1) == 0 and not self._stopping:
+            record = encode_followup_failed(message.key, attempt, text)
+            async with self._lock:
+                try:
+                    await _append(
+                        self._log, [NewEvent(FOLLOWUP_FAILED, record, self._clock.now_ms())]
+                    )
+                except Exception:
+                    logger.debug("schedule: could not record the failure", exc_info=True)
 
     async def _mark_delivered(self, message: FollowUp) -> None:
         try:
             ack = NewEvent(DELIVERED, encode_delivered(message.key), self._clock.now_ms())
-            await self._log.append([ack])
+            await _append(self._log, [ack])
         except Exception:
             # The host took it; without the mark it is handed over again
             # after a restart, and the host drops the repeat by its key.
@@ -409,10 +493,10 @@ class ScheduleRuntime:
         self._requested = False
         if self._timers is not None:
             self._timers.cancel(self)
-        for task in (self._idle_task, self._retry_task):
+        for task in (self._idle_task, self._retry_task, self._handover):
             if task is not None:
-                task.cancel()
-        async with self._lock:  # waits for the transaction or delivery in flight
+                task.cancel()  # a hung host must not hold the disposal
+        async with self._lock:  # waits for the transaction in flight
             pass
         if self._drive_task is not None:
             await asyncio.gather(self._drive_task, return_exceptions=True)

@@ -150,12 +150,15 @@ async def first_turn_failure(
     handler = _Capture(failures)
     logger = logging.getLogger("tickler.host")
     logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.DEBUG)  # a failed turn's traceback is logged at DEBUG
     try:
         host.start()
         await host.send("hi")
         await settle()
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)
         closing = asyncio.ensure_future(host.close())
         await clock.advance(SECOND)  # the failed turn waits 1 s before running again
         await closing
@@ -169,4 +172,5 @@ class _Capture(logging.Handler):
         self._into = into
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._into.append(record.exc_info[1] if record.exc_info else None)
+        if record.exc_info:
+            self._into.append(record.exc_info[1])
