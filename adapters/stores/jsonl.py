@@ -19,8 +19,13 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
 * ``close`` syncs the session file when the journal still counts on it.
 * Reopening reads the header and counts the events, validating each line and
   keeping a sparse offset index; ``events(start)`` re-reads the file from the
-  nearest indexed offset. Only the header, the counts and the index stay in
-  memory, whatever the session's length.
+  nearest indexed offset. A file the harness wrote opens too: its packed
+  chunk rows (one line for several ``assistant/chunk`` events), JavaScript's
+  numbers (``"seq":1.0``) and lines nested at any depth read exactly as
+  :func:`tickler.core.parse_session_jsonl` reads them, and appends continue
+  its ``seq``. This store itself writes one event per line. Only the
+  header, the counts and the index stay in memory, whatever the session's
+  length.
 * With a snapshot that records its anchor (event ``through`` starts at byte
   ``offset``, see :mod:`tickler.adapters.stores.snapshotfile`), reopening
   reads and validates only the lines after ``offset``: it trusts the
@@ -51,6 +56,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import msgspec
+
 from tickler.adapters.stores.committer import close_all
 from tickler.adapters.stores.files import (
     CorruptStore,
@@ -65,7 +72,7 @@ from tickler.adapters.stores.files import (
     write_all,
 )
 from tickler.adapters.stores.journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, Journal, SessionFile
-from tickler.adapters.stores.lines import decode_line, encode_batch, header_line
+from tickler.adapters.stores.lines import encode_batch, header_line
 from tickler.adapters.stores.locks import open_session_file
 from tickler.adapters.stores.recovery import LOG, Recovery, settle_tail
 from tickler.adapters.stores.scan import STRIDE, Scanned, is_json, scan_file, scan_prefix
@@ -80,6 +87,8 @@ from tickler.adapters.stores.snapshotfile import (
     through_of,
 )
 from tickler.core import SessionEvent, SessionHeader
+from tickler.core.chunkrows import PACKED_TYPES
+from tickler.core.session import decode_record_line
 from tickler.shell.ports import (
     InvalidSessionId,
     NewEvent,
@@ -92,6 +101,8 @@ _TORN_HEADER_LIMIT = 1 << 16  # a longer first line is no header a crash cut
 # Guards building a log's prefix index (rare: a read before a snapshot's
 # anchor); one lock for all logs, so an open session costs none.
 _PREFIX_LOCK = threading.Lock()
+_EVENT = msgspec.json.Decoder(SessionEvent)
+_FAST_FAILS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
 class JsonlLog:
@@ -119,6 +130,10 @@ class JsonlLog:
         self._first, self._first_offset = scanned.first, scanned.start
         self._index = scanned.index
         self._index_from = scanned.index_from
+        # block -> the seq its index entry's line starts at, when the block's
+        # event is inside a packed row (a harness's file; prefix blocks too).
+        self._row_starts = scanned.row_starts
+        self._packed_blocks = scanned.packed_blocks
         # The index before ``_first``: built (validating) when first needed.
         self._prefix: array[int] | None = None if scanned.first else array("q")
         self._position = 0  # the number of our last journal record
@@ -150,7 +165,8 @@ class JsonlLog:
         tail = b"".join(pending)  # lines not written yet: read from memory
         offset, seq = self._seek(start)
         lines = _lines(Path(self._path), offset, written, tail)
-        return _read_events(lines, seq, start, length)
+        careful = start // STRIDE in self._packed_blocks  # after _seek: prefix blocks known
+        return _read_events(lines, seq, start, length, careful=careful)
 
     async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         self._check_writable()
@@ -218,14 +234,13 @@ class JsonlLog:
         # them to the file, where the anchor and the offset are read.
         await self.flush()
         through = snapshot.through
-        if through == self._length:
-            offset = self._size
-        else:
+        offset: int | None = self._size
+        if through != self._length:
             offset = await asyncio.to_thread(self._offset_of, through)
         file = self._file
         if file.released:
             raise StoreError(f"session {self._header.id!r} is closed")
-        if offset > file.tail[0]:
+        if offset is not None and offset > file.tail[0]:
             raise StoreError(f"{self._path}: the events a snapshot covers are not written yet")
         file.use()  # its descriptor stays open while the thread reads it
         try:
@@ -250,10 +265,15 @@ class JsonlLog:
     def _snapshot_path(self) -> Path:
         return Path(self._path).with_suffix(".snapshot")
 
-    def _write_snapshot(self, snapshot: Snapshot, offset: int) -> None:
-        window = min(WINDOW, offset)
-        before = os.pread(self._file.fd, window, offset - window) if snapshot.through else b""
-        anchor = anchor_for(snapshot.through, offset, before)
+    def _write_snapshot(self, snapshot: Snapshot, offset: int | None) -> None:
+        if offset is None:
+            # ``through`` is inside a packed row: no line to anchor at. An
+            # empty window is no anchor (a reopen reads the whole file).
+            anchor = anchor_for(snapshot.through, 0, b"")
+        else:
+            window = min(WINDOW, offset)
+            before = os.pread(self._file.fd, window, offset - window) if snapshot.through else b""
+            anchor = anchor_for(snapshot.through, offset, before)
         data = encode_snapshot(snapshot, anchor)
         replace_atomically(self._snapshot_path, data, self._store.fsync, self._store.dir_fd)
 
@@ -262,15 +282,16 @@ class JsonlLog:
             raise StoreError(f"session {self._header.id!r} is closed")
 
     def _seek(self, start: int) -> tuple[int, int]:
-        """An offset at or before event ``start`` and the seq of the event
-        there."""
+        """The start of a line at or before event ``start`` and the seq of
+        the line's first event."""
         block = start // STRIDE
         if start >= self._first:
             i = block - self._index_from
             if 0 <= i < len(self._index):
-                return self._index[i], block * STRIDE
+                return self._index[i], self._row_starts.get(block, block * STRIDE)
             return self._first_offset, self._first
-        return self._prefix_index()[block], block * STRIDE
+        offset = self._prefix_index()[block]
+        return offset, self._row_starts.get(block, block * STRIDE)
 
     def _prefix_index(self) -> array[int]:
         """The index before the snapshot's anchor, validating those lines the
@@ -280,12 +301,16 @@ class JsonlLog:
             with _PREFIX_LOCK:
                 prefix = self._prefix
                 if prefix is None:
-                    prefix = scan_prefix(Path(self._path), self._first, self._first_offset)
-                    self._prefix = prefix
+                    scanned = scan_prefix(Path(self._path), self._first, self._first_offset)
+                    # Blocks before ``_first``'s: no clash with those of the scan at open.
+                    self._row_starts.update(scanned.row_starts)
+                    self._packed_blocks.update(scanned.packed_blocks)
+                    prefix = self._prefix = scanned.index
         return prefix
 
-    def _offset_of(self, seq: int) -> int:
-        """Where event ``seq`` (< length) starts."""
+    def _offset_of(self, seq: int) -> int | None:
+        """Where event ``seq`` (< length) starts; None when it is inside a
+        packed chunk row (no line starts with it)."""
         offset, at = self._seek(seq)
         with reader(Path(self._path)) as file:
             file.seek(offset)
@@ -293,22 +318,59 @@ class JsonlLog:
                 if line.strip():
                     if at == seq:
                         return offset
-                    at += 1
+                    at += _count(line)
+                    if at > seq:
+                        return None
                 offset += len(line)
         raise StoreError(f"{self._path}: event {seq} is missing")
 
 
-def _read_events(lines: Iterator[bytes], seq: int, start: int, end: int) -> Iterator[SessionEvent]:
+def _read_events(
+    lines: Iterator[bytes], seq: int, start: int, end: int, *, careful: bool
+) -> Iterator[SessionEvent]:
     """Events ``start`` .. ``end`` - 1 from ``lines``, which begin at event
-    ``seq``."""
+    ``seq``; the lines before ``start`` are counted without decoding them,
+    unless ``careful`` (they may hold a packed row)."""
+    decode = _EVENT.decode
     for line in lines:
         if seq >= end:
             return
-        if not line.strip():
+        if seq < start:
+            if not line.strip():
+                continue
+            if not careful or _one_event(line):
+                seq += 1  # skipped without decoding
+                continue
+        try:
+            plain: SessionEvent | None = decode(line)
+        except _FAST_FAILS:
+            plain = None
+        if plain is not None and plain.type not in PACKED_TYPES:  # the common case
+            if seq >= start:
+                yield plain
+            seq += 1
             continue
-        if seq >= start:
-            yield decode_line(line)
-        seq += 1
+        records = _records(line)
+        yield from records[max(start - seq, 0) : end - seq]
+        seq += len(records)
+
+
+def _records(line: bytes) -> tuple[SessionEvent, ...]:
+    """The events of a line the fast decoder could not read (none for a
+    blank line), with the core's reader."""
+    return decode_record_line(line) if line.strip() else ()
+
+
+def _one_event(line: bytes) -> bool:
+    """Whether a valid line surely holds one event, by its bytes alone: a
+    packed row's type ends in ``chunks"``, unless written with ``\\u``
+    escapes."""
+    return b'chunks"' not in line and b"\\u" not in line
+
+
+def _count(line: bytes) -> int:
+    """The number of events a valid line stands for."""
+    return 1 if _one_event(line) else len(decode_record_line(line))
 
 
 def _lines(path: Path, offset: int, written: int, tail: bytes) -> Iterator[bytes]:

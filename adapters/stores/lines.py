@@ -15,19 +15,25 @@ A line built from those parts reads back as the same event, so only
 ``str`` subclass, an ``int``-like time, data msgspec refuses but JavaScript
 reads (a lone surrogate escape), surrounding whitespace — takes the general
 path: encode the event, then decode the line exactly as a reader will.
+Data nested deeper than msgspec's recursion limit takes the general path too,
+whose last resort is the core's reader (any depth, no RecursionError).
+
+The harness's packed chunk row types (``text-chunks``, ``reasoning-chunks``,
+``tool-call-chunks``) are refused: such a line is a row, not an event, and
+neither the harness nor ``tickler check`` would read it as written.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Final, cast
 
 import msgspec
 
 from tickler.core import SessionEvent, SessionHeader
+from tickler.core.chunkrows import PACKED_TYPES
 from tickler.core.jsnum import MAX_SAFE_INTEGER
-from tickler.core.session import decode_event_line, event
+from tickler.core.session import decode_event_line, event, is_json
 from tickler.shell.ports import NewEvent
 
 _ENCODER: Final = msgspec.json.Encoder()
@@ -44,7 +50,8 @@ def encode_batch(
 ) -> tuple[tuple[SessionEvent, ...], list[bytes]]:
     """The batch's events, numbered from ``first_seq``, and their lines
     (each ending in a newline). Raises ValueError for an event that would not
-    read back as written."""
+    read back as written, or whose type is a packed chunk row's; the whole
+    batch is checked before the caller writes any of it."""
     added: list[SessionEvent] = []
     lines: list[bytes] = []
     for seq, item in enumerate(batch, first_seq):
@@ -73,10 +80,12 @@ def _encode_plain(seq: int, item: NewEvent) -> tuple[SessionEvent, bytes] | None
         return None
     try:
         raw = _RAW.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # deep nesting: the general path
         return None
     prefix = _PREFIXES.get(type_)
     if prefix is None:
+        if type_ in PACKED_TYPES:  # never cached: refused by the general path
+            return None
         try:
             prefix = b'{"type":' + _ENCODER.encode(type_) + b',"seq":'
         except UnicodeEncodeError:  # a lone surrogate: refused by the general path
@@ -90,27 +99,39 @@ def _encode_plain(seq: int, item: NewEvent) -> tuple[SessionEvent, bytes] | None
 def _encode_checked(seq: int, item: NewEvent) -> tuple[SessionEvent, bytes]:
     """Encode, then read the line back as a reader will: the event exactly
     as it will be seen."""
+    refuse_packed(item.type)
     try:
         line = _ENCODER.encode(event(item.type, seq, item.time, item.data))
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         raise ValueError(f"event {item.type!r} cannot be written: {exc}") from None
     if b"\n" in line:
         raise ValueError(f"event data must be one line of JSON: {item.data[:80]!r}")
+    data: object = item.data  # bytes, but a str works too
+    given = data.encode() if isinstance(data, str) else bytes(cast("bytes", data))
     try:
         read = _EVENT.decode(line)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         pass
     else:
-        data: object = item.data  # bytes, but a str works too
-        given = data.encode() if isinstance(data, str) else bytes(cast("bytes", data))
         if bytes(read.data) != given.strip(_SPACES):
             raise ValueError(f"event {item.type!r} would not read back: data is not one value")
         return read, line + b"\n"
+    if not is_json(given):  # one JSON value, as JavaScript reads it, at any depth
+        raise ValueError(f"event {item.type!r} would not read back: data is not one JSON value")
     try:
-        json.loads(item.data)  # one JSON value, as JavaScript reads it
-        return decode_line(line), line + b"\n"  # the core's slower path (a lone surrogate)
+        return decode_line(line), line + b"\n"  # the core's slower path (surrogate, depth)
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError) as exc:
         raise ValueError(f"event {item.type!r} would not read back: {exc}") from None
+
+
+def refuse_packed(type_: object) -> None:
+    """Raise ValueError for a packed chunk row's type (see the module
+    docstring)."""
+    if isinstance(type_, str) and type_ in PACKED_TYPES:
+        raise ValueError(
+            f"event type {type_!r} is refused: it names the harness's packed chunk rows, "
+            "which are not events (write assistant/chunk events instead)"
+        )
 
 
 def decode_line(line: bytes) -> SessionEvent:

@@ -11,8 +11,9 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
+from tickler.adapters.stores.lines import refuse_packed
 from tickler.core import SessionEvent, SessionHeader
-from tickler.core.session import event
+from tickler.core.session import event, is_json
 from tickler.shell.ports import (
     NewEvent,
     SessionLocked,
@@ -73,13 +74,17 @@ class MemoryLog:
 
 def _check(item: NewEvent) -> None:
     """What a durable store would refuse: an event that would not read back
-    as one JSONL line."""
+    as one JSONL line (a packed chunk row's type included)."""
+    refuse_packed(item.type)
     if item.time < 0 or b"\n" in item.data:
         raise ValueError(f"event {item.type!r} would not read back as one line")
     try:
         msgspec.json.decode(item.data)
     except msgspec.DecodeError:
         raise ValueError(f"event {item.type!r} would not read back: data is not JSON") from None
+    except RecursionError:  # deeper than msgspec reads: the core's reader, any depth
+        if not is_json(item.data):
+            raise ValueError(f"event {item.type!r} would not read back: data is not JSON") from None
 
 
 class MemoryStore:

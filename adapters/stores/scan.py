@@ -4,6 +4,16 @@ Nothing is kept but a sparse offset index (one offset per ``STRIDE``
 events), so a session of a million events opens in bounded memory and
 ``events(start)`` seeks close to ``start`` instead of re-reading from the top.
 
+Lines are read as :func:`tickler.core.parse_session_jsonl` reads them: the
+store's own lines take msgspec's fast decoder; any line it cannot read (a
+harness's packed chunk row, ``seq`` written ``1.0``, nesting deeper than the
+C reader's recursion) takes the core's general reader, which never raises
+RecursionError. A packed row stands for several events: when the event an
+index entry points at is not its line's first, ``row_starts`` records the
+seq of the line's first event, and ``packed_blocks`` names the index blocks
+where a line may not be one event (reading skips lines by counting them
+everywhere else, as for the store's own lines).
+
 A scan validates every line it reads (exactly as
 :func:`tickler.core.parse_session_jsonl` does) and may start at an *anchor*
 (a snapshot's: event ``through`` starts at byte ``offset``) to read only the
@@ -13,7 +23,6 @@ lines after it; the lines before it are then validated on demand, by
 
 from __future__ import annotations
 
-import json
 import os
 from array import array
 from dataclasses import dataclass, field
@@ -24,13 +33,16 @@ import msgspec
 
 from tickler.adapters.stores.files import CorruptStore, reader
 from tickler.core import SessionEvent, SessionHeader
-from tickler.core.session import decode_event_line
+from tickler.core.chunkrows import PACKED_TYPES
+from tickler.core.session import decode_header_line, decode_record_line, is_json
 
 STRIDE: Final = 256
 _CHUNK: Final = 1 << 20
-_HEADER: Final = msgspec.json.Decoder(SessionHeader)
 _EVENT: Final = msgspec.json.Decoder(SessionEvent)
 _MSGSPEC_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
+_FAST_FAILS: Final = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+__all__ = ["STRIDE", "Scanned", "is_json", "line_number", "scan_file", "scan_prefix"]
 
 
 @dataclass
@@ -43,7 +55,15 @@ class Scanned:
     end: int = 0  # bytes of intact content (a torn tail starts here)
     index: array[int] = field(default_factory=lambda: array("q"))
     """Offsets of the events whose seq is a multiple of STRIDE, from the
-    first such seq at or after ``first`` on."""
+    first such seq at or after ``first`` on: the start of the line holding
+    that event."""
+    row_starts: dict[int, int] = field(default_factory=dict)
+    """block (seq // STRIDE) -> the seq of the first event of the line the
+    block's index entry points at, when that is not the block's own event
+    (the event is inside a packed chunk row)."""
+    packed_blocks: set[int] = field(default_factory=set)
+    """The blocks (seq // STRIDE) holding an event of a line that is not
+    exactly one event (a packed chunk row)."""
     torn: bytes | None = None  # a final fragment with no newline that is not JSON
     missing_newline: bool = False  # the final line is whole JSON but lacks its newline
 
@@ -78,10 +98,10 @@ def scan_file(fd: int, path: Path, anchor: tuple[int, int] | None = None) -> Sca
     return scanned
 
 
-def scan_prefix(path: Path, through: int, offset: int) -> array[int]:
+def scan_prefix(path: Path, through: int, offset: int) -> Scanned:
     """Validate the events before an anchor (event ``through`` starts at
-    ``offset``) and index them: the index entries for seq 0 to ``through``
-    (exclusive). Raises CorruptStore."""
+    ``offset``) and index them: the scan's ``index`` holds the entries for
+    seq 0 to ``through`` (exclusive). Raises CorruptStore."""
     with reader(path) as file:
         fd = file.fileno()
         scanned = Scanned(path)
@@ -95,7 +115,7 @@ def scan_prefix(path: Path, through: int, offset: int) -> array[int]:
                 )
         except _BadLine as bad:
             raise CorruptStore(path, line_number(fd, bad.offset), bad.reason) from None
-    return scanned.index
+    return scanned
 
 
 def _scan(fd: int, scanned: Scanned, begin: int, size: int) -> None:
@@ -121,45 +141,67 @@ def _take_lines(scanned: Scanned, buffer: bytes, at: int) -> int:
     """Account for every complete line of ``buffer`` (which starts at file
     offset ``at``); where the incomplete rest starts."""
     start = 0
+    find = buffer.find
+    while scanned.header is None and (newline := find(b"\n", start)) >= 0:
+        line = buffer[start:newline]
+        if line.strip():
+            scanned.header = _decode_header(line, at + start)
+        start = newline + 1
     length = scanned.length
     index = scanned.index
-    find = buffer.find
     decode = _EVENT.decode
+    packed = PACKED_TYPES
     try:
         while (newline := find(b"\n", start)) >= 0:
             line = buffer[start:newline]
-            if scanned.header is None or not line or line.isspace():
-                if line.strip():
-                    scanned.header = _decode_header(line, at + start)
-                start = newline + 1
-                continue
             try:
-                seq = decode(line).seq
-            except msgspec.DecodeError:
-                seq = _decode_slowly(line, at + start)
-            except msgspec.ValidationError as exc:
-                raise _BadLine(at + start, f"invalid event: {exc}") from None
-            if seq != length:
-                raise _BadLine(at + start, f"event seq {seq} should be {length}")
-            if not length % STRIDE:
-                index.append(at + start)
-            length += 1
+                decoded = decode(line)
+            except _FAST_FAILS:
+                decoded = None
+            if decoded is None or decoded.type in packed:
+                # A blank line (skipped; it never decodes), a packed row,
+                # JavaScript's numbers, deep nesting: the core's reader.
+                if line and not line.isspace():
+                    scanned.length = length
+                    _take_record(scanned, line, at + start)
+                    length = scanned.length
+            else:
+                if decoded.seq != length:
+                    raise _BadLine(at + start, f"event seq {decoded.seq} should be {length}")
+                if not length % STRIDE:
+                    index.append(at + start)
+                length += 1
             start = newline + 1
     finally:
         scanned.length = length
     return start
 
 
-def _decode_slowly(line: bytes, offset: int) -> int:
+def _take_record(scanned: Scanned, line: bytes, offset: int) -> None:
+    """Account for a line the fast decoder could not read, with the core's
+    general reader: its events (several for a packed row)."""
     try:
-        return decode_event_line(line).seq
+        events = decode_record_line(line)
     except _MSGSPEC_ERRORS as exc:
         raise _BadLine(offset, f"invalid event: {exc}") from None
+    length = first = scanned.length
+    if len(events) != 1:
+        last = max(first, first + len(events) - 1)
+        scanned.packed_blocks.update(range(first // STRIDE, last // STRIDE + 1))
+    for position, item in enumerate(events):
+        if item.seq != length:
+            raise _BadLine(offset, f"event seq {item.seq} should be {length}")
+        if not length % STRIDE:
+            scanned.index.append(offset)
+            if position:
+                scanned.row_starts[length // STRIDE] = length - position
+        length += 1
+    scanned.length = length
 
 
 def _decode_header(line: bytes, offset: int) -> SessionHeader:
     try:
-        return _HEADER.decode(line)
+        return decode_header_line(line)
     except _MSGSPEC_ERRORS as exc:
         raise _BadLine(offset, f"invalid session header: {exc}") from None
 
@@ -191,11 +233,3 @@ def line_number(fd: int, offset: int) -> int:
         newlines += chunk.count(b"\n")
         at += len(chunk)
     return newlines + 1
-
-
-def is_json(fragment: bytes) -> bool:
-    try:
-        json.loads(fragment)
-    except ValueError:
-        return False
-    return True
