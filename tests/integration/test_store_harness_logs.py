@@ -292,3 +292,12 @@ async def test_a_packed_type_written_as_one_event_is_refused_as_the_core_does(
     assert caught.value.line == 3
     with pytest.raises(StoreError, match=r"s1\.jsonl: line 3: invalid event"):
         await open_placed(tmp_path, "s1", data)
+
+
+async def test_a_header_with_a_deeply_nested_unknown_key(tmp_path: Path) -> None:
+    data = (
+        b'{"type":"session","version":0,"id":"h","createdAt":1.0,"x":%s,"delegationDepth":0}\n'
+        % deep(5_000)
+    ) + b'{"type":"turn/start","seq":0,"time":1,"data":{}}\n'
+    assert parse_session_jsonl(data).header.created_at == 1
+    await check_reads_and_continues(tmp_path, "h", data)
