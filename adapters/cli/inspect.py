@@ -17,6 +17,7 @@ from tickler.core import (
     format_instant,
     parse_instant,
 )
+from tickler.shell.pending import Pending, PendingDelivery, PendingTurn, pending_work
 from tickler.shell.records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
 from tickler.shell.reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord
 
@@ -41,6 +42,7 @@ class Report:
     active: list[dict[str, object]] = field(default_factory=list)
     next_wake: str | None = None
     history: list[Delivered] = field(default_factory=list)
+    pending: Pending = field(default_factory=lambda: pending_work([]))
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -52,7 +54,39 @@ class Report:
             "active": self.active,
             "nextWake": self.next_wake,
             "deliveries": [msgspec.structs.asdict(_Out(**d.__dict__)) for d in self.history],
+            "pending": pending_json(self.pending),
         }
+
+
+def pending_json(pending: Pending) -> dict[str, object]:
+    return {
+        "stuck": pending.stuck,
+        "deliveries": [_delivery_json(d) for d in pending.deliveries],
+        "turns": [_turn_json(t) for t in pending.turns],
+        "abandoned": [_turn_json(t) for t in pending.abandoned],
+    }
+
+
+def _delivery_json(row: PendingDelivery) -> dict[str, object]:
+    queued = None if row.queued_at is None else format_instant(row.queued_at)
+    return {
+        "key": row.key,
+        "ids": list(row.ids),
+        "queuedAt": queued,
+        "failures": row.failures,
+        "lastError": row.last_error,
+    }
+
+
+def _turn_json(row: PendingTurn) -> dict[str, object]:
+    return {
+        "input": row.input,
+        "source": row.source,
+        "key": row.key,
+        "starts": row.starts,
+        "failures": row.failures,
+        "lastError": row.last_error,
+    }
 
 
 class _Out(msgspec.Struct, rename="camel"):
@@ -82,8 +116,10 @@ def _row(record: ScheduleRecord, now_ms: int, zone: ZoneInfo) -> dict[str, objec
 
 
 def inspect_session(parsed: ParsedSession, now_ms: int, zone: ZoneInfo) -> Report:
-    """Raises CorruptScheduleLog for a corrupt schedule log."""
+    """Raises CorruptScheduleLog for a corrupt schedule log, or for a
+    malformed runtime or host record (its ``index`` is the event's seq)."""
     owned = parsed.events[parsed.header.owned_from :]
+    pending = pending_work(owned)  # first: it vets every record read below
     state = fold(parsed.events, parsed.header.owned_from)
     report = Report(
         parsed.header.id,
@@ -91,6 +127,7 @@ def inspect_session(parsed: ParsedSession, now_ms: int, zone: ZoneInfo) -> Repor
         parsed.header.owned_from,
         format_instant(now_ms),
         zone.key,
+        pending=pending,
     )
     report.active = [_row(r, now_ms, zone) for r in state.active]
     targets = [r.scheduled_at for r in state.active]

@@ -13,6 +13,7 @@ from rich.text import Text
 from tickler.adapters.cli.check import CORRUPT, Examined, FileVerdict, examine_paths, exit_code
 from tickler.adapters.cli.inspect import Report, inspect_session
 from tickler.adapters.cli.output import console, print_json, print_report
+from tickler.core import CorruptScheduleLog
 
 
 def _report(found: Examined, now_ms: int, zone: ZoneInfo) -> tuple[FileVerdict, Report | None]:
@@ -23,6 +24,10 @@ def _report(found: Examined, now_ms: int, zone: ZoneInfo) -> tuple[FileVerdict, 
         return verdict, None
     try:
         return verdict, inspect_session(parsed, now_ms, zone)
+    except CorruptScheduleLog as exc:  # a malformed runtime record: file:line, like check
+        line = None if exc.index is None else parsed.lines[exc.index]
+        corrupt = FileVerdict(verdict.path, CORRUPT, line, exc.reason, session=verdict.session)
+        return corrupt, None
     except Exception as exc:  # noqa: BLE001 - this file's problem only
         reason = f"cannot be shown: {type(exc).__name__}: {exc}"
         return FileVerdict(verdict.path, CORRUPT, reason=reason, session=verdict.session), None

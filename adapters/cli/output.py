@@ -15,6 +15,8 @@ from rich.text import Text
 
 from tickler.adapters.cli.inspect import Report
 from tickler.adapters.cli.visible import json_text, visible
+from tickler.core import format_instant
+from tickler.shell.pending import Pending, PendingTurn
 
 
 def print_json(value: object) -> None:
@@ -83,3 +85,51 @@ def print_report(report: Report, out: Console | None = None) -> None:
             Text(turn),
         )
     out.print(history if report.history else Text("No deliveries yet."))
+    print_pending(report.pending, out)
+
+
+def print_pending(pending: Pending, out: Console) -> None:
+    """What the session still owes; error text is log data, shown escaped."""
+    if not (pending.deliveries or pending.turns or pending.abandoned):
+        out.print(Text("Nothing pending delivery."))
+        return
+    deliveries = Table(title="Pending delivery", title_justify="left")
+    for column in ("key", "reminders", "queued", "failures (at least)", "last error"):
+        deliveries.add_column(Text(column))
+    for row in pending.deliveries:
+        queued = "-" if row.queued_at is None else format_instant(row.queued_at)
+        deliveries.add_row(
+            shown(row.key),
+            shown(", ".join(row.ids)),
+            Text(queued),
+            Text(str(row.failures)),
+            shown(row.last_error or "-"),
+        )
+    out.print(deliveries if pending.deliveries else Text("Pending delivery: none."))
+    if pending.turns:
+        out.print(_turns("Pending turns", pending.turns))
+    if pending.abandoned:
+        out.print(_turns("Abandoned turns", pending.abandoned))
+    if pending.stuck:
+        out.print(
+            Text(
+                "stuck: something owed has failed (or was cut off) at least once, or was given up",
+                style="bold",
+            )
+        )
+
+
+def _turns(title: str, rows: tuple[PendingTurn, ...]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("input", "source", "key", "starts", "failures", "last error"):
+        table.add_column(Text(column))
+    for row in rows:
+        table.add_row(
+            Text(f"#{row.input}"),
+            shown(row.source),
+            shown(row.key or "-"),
+            Text(str(row.starts)),
+            Text(str(row.failures)),
+            shown(row.last_error or "-"),
+        )
+    return table
