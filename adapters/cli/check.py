@@ -15,13 +15,22 @@ from pathlib import Path
 
 from msgspec import UnsetType
 from returns.pipeline import is_successful
+from returns.result import Result
 
 from tickler.adapters.cli.files import NothingToCheck, Source, find, source_for_file
 from tickler.adapters.cli.harness import decode_segment, expected_place
 from tickler.adapters.cli.visible import visible
 from tickler.adapters.cli.zstdlog import ZstdLogError, read_zstd_log
 from tickler.adapters.stores.verify import crash_tail_expected, verify_store_dir
-from tickler.core import ParsedSession, SessionFileError, check_log, parse_session_jsonl
+from tickler.core import (
+    CorruptScheduleLog,
+    ParsedSession,
+    SessionFileError,
+    State,
+    check_log,
+    parse_session_jsonl,
+)
+from tickler.shell.pending import pending_work
 
 VALID, CORRUPT, UNREADABLE = 0, 1, 2
 TORN_LINE = "torn final line (no newline, not JSON): the file was cut, or its writer crashed"
@@ -175,10 +184,9 @@ def _examine(source: Source, session: str | None) -> Examined:
     if source.harness and (misplaced := _misplaced(Path(path), parsed)):
         return Examined(FileVerdict(path, CORRUPT, 1, misplaced, session=session))
     result = check_log(parsed.events, parsed.header.owned_from)
-    if not is_successful(result):
-        failure = result.failure()
-        line = None if failure.index is None else parsed.lines[failure.index]
-        return Examined(FileVerdict(path, CORRUPT, line, failure.reason, session=session))
+    if (problem := _fault(result, parsed)) is not None:
+        line, reason = problem
+        return Examined(FileVerdict(path, CORRUPT, line, reason, session=session))
     torn = parsed.torn_tail is not None or torn_at is not None
     if torn and not (source.in_store and crash_tail_expected(Path(path))):
         # Outside a store nothing tells a crash's tail from a cut file: a log
@@ -215,3 +223,22 @@ def _misplaced(path: Path, parsed: ParsedSession) -> str | None:
     if expected == actual:
         return None
     return f"by its header's id and cwd this log belongs in {expected}, not in {actual}"
+
+
+def _fault(
+    result: Result[State, CorruptScheduleLog], parsed: ParsedSession
+) -> tuple[int | None, str] | None:
+    """The (line, reason) that makes the log corrupt for the runtime: its
+    schedule events, then tickler's own records (outbox, acknowledgements,
+    turns), a malformed one of which faults the runtime too."""
+    failure: CorruptScheduleLog
+    if not is_successful(result):
+        failure = result.failure()
+    else:
+        try:
+            pending_work(parsed.events[parsed.header.owned_from :])
+        except CorruptScheduleLog as exc:
+            failure = exc
+        else:
+            return None
+    return (None if failure.index is None else parsed.lines[failure.index]), failure.reason
