@@ -146,9 +146,9 @@ async def serve_stdio(
 
     The session is opened for writing (a store raises ``SessionLocked`` when
     another process serves it) and closed on return; the store is the
-    caller's. At the end the runtime is disposed and the host closed at
-    once, so a delivery in flight (a hung command, a slow URL) is cut rather
-    than waited for: it stays in the outbox for the next start.
+    caller's. At the end the runtime is disposed and the host closed, so a
+    delivery in flight (a hung command, a slow URL) is cut rather than
+    waited for: it stays in the outbox for the next start.
     """
     _require_mcp()
     clock = clock if clock is not None else SystemClock()
@@ -169,9 +169,10 @@ async def serve_stdio(
                         read_stream, write_stream, server.create_initialization_options()
                     )
             finally:
-                disposing = runtime.dispose()
+                # dispose() cancels a hung hand-over; closing the host then
+                # kills whatever target it left running.
+                await runtime.dispose()
                 await _close_host(host)
-                await disposing
                 await timers.close()
                 await runtime.save_snapshot()
         finally:

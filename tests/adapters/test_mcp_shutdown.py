@@ -1,10 +1,12 @@
-"""stdin end-of-file stops the MCP server even while a delivery hangs.
+"""stdin end-of-file stops the MCP server even while a delivery hangs, and
+tool calls meanwhile do not wait for it.
 
 The official client drives ``python -m tickler.adapters.mcp_server`` over
-stdio with a delivery command that never ends. Once the command runs, the
-client closes stdin; the server must exit by itself (its closing log line
-is written only on a clean exit), kill the command, and keep the follow-up
-in the outbox, so the next start hands it over.
+stdio with a delivery command that never ends. Once the command runs, a
+tool call still answers; then the client closes stdin; the server must exit
+by itself (its closing log line is written only on a clean exit), kill the
+command, and keep the follow-up in the outbox, so the next start hands it
+over.
 
 The client normally kills a server that has not exited 2 s after stdin
 closed; here it waits up to ``BOUND_S``, so only a clean exit passes,
@@ -108,6 +110,11 @@ def test_end_of_stdin_stops_the_server_while_a_delivery_hangs(
                 assert created.is_error is False
                 await eventually(pid_file.exists, "the delivery command to start", log)
                 pids.append(int(pid_file.read_text()))
+                assert alive(pids[0])
+                # Tool calls do not wait for the hung delivery (bounded, so a
+                # regression fails instead of hanging).
+                listed = await asyncio.wait_for(client.call_tool("schedule_list"), BOUND_S)
+                assert listed.structured_content == {"reminders": []}
                 assert alive(pids[0])
             # Leaving the block closed stdin and waited for the server's exit.
 
