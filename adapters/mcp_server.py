@@ -40,10 +40,16 @@ from tickler.adapters.delivery import (
     DeliverUrl,
 )
 from tickler.adapters.mcp_conventions import TOOL_HINTS, output_schema, structured_answer
-from tickler.adapters.tools import ToolCaller, missing_extra, schedule_tools
+from tickler.adapters.stores.files import CorruptStore
+from tickler.adapters.tools import (
+    CorruptSessionTools,
+    ToolCaller,
+    missing_extra,
+    schedule_tools,
+)
 from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import AgentHost
-from tickler.shell.ports import SessionStore, StoreError, validate_session_id
+from tickler.shell.ports import SessionLog, SessionStore, StoreError, validate_session_id
 from tickler.shell.runtime import ScheduleRuntime
 from tickler.shell.timers import TimerHeap
 
@@ -154,7 +160,11 @@ async def serve_stdio(
     clock = clock if clock is not None else SystemClock()
     host = deliver(session_id)
     try:
-        log = await store.open(session_id, created_at=clock.now_ms())
+        opening = await _open(store, session_id, clock)
+        if isinstance(opening, CorruptStore):
+            await serve_corrupt(session_id, opening)
+            return
+        log = opening
         try:
             from mcp.server.stdio import stdio_server
 
@@ -180,6 +190,25 @@ async def serve_stdio(
     finally:
         await _close_host(host)
     logger.info("session %s closed", session_id)
+
+
+async def _open(store: SessionStore, session_id: str, clock: Clock) -> SessionLog | CorruptStore:
+    try:
+        return await store.open(session_id, created_at=clock.now_ms())
+    except CorruptStore as exc:
+        return exc
+
+
+async def serve_corrupt(session_id: str, exc: CorruptStore) -> None:
+    """Serve a session the store refused as corrupt until the client closes
+    stdin: the tools answer ``corrupt_schedule_log``, nothing is delivered,
+    and no file is touched; the reason (file, line) goes to the log once."""
+    from mcp.server.stdio import stdio_server
+
+    logger.error("session %s is corrupt, deliveries stopped: %s", session_id, exc)
+    server = create_server(CorruptSessionTools(str(exc)))
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 async def _close_host(host: AgentHost) -> None:
@@ -222,7 +251,11 @@ def run_mcp(
     from tickler.adapters.stores.jsonl import JsonlStore
 
     async def serve() -> None:
-        store = JsonlStore(store_dir)
+        try:
+            store = JsonlStore(store_dir)
+        except CorruptStore as exc:  # a damaged journal: every session is suspect
+            await serve_corrupt(session_id, exc)
+            return
         try:
             await serve_stdio(store, session_id, deliver)
         finally:

@@ -21,6 +21,7 @@ from tickler.core import tool_catalog
 from tickler.core.catalog import JsonSchema
 
 __all__ = [
+    "CorruptSessionTools",
     "ScheduleTool",
     "ToolCaller",
     "decode_arguments",
@@ -92,3 +93,26 @@ def missing_extra(framework: str, extra: str) -> ImportError:
     return ImportError(
         f"tickler's {framework} adapter needs the extra: pip install 'tickler-agents[{extra}]'"
     )
+
+
+class CorruptSessionTools:
+    """The tools of a session its store refused to open as corrupt: a call
+    of the right shape answers ``corrupt_schedule_log`` (as the runtime does
+    for a corrupt log), a malformed one its own closed code first. Nothing
+    is read or written, so the damaged files stay as they are for
+    ``tickler check`` and a person to look at."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def call_tool(self, name: str, args: object) -> str:
+        from returns.pipeline import is_successful
+        from returns.result import Failure
+
+        from tickler.core import parse_tool_call, render
+        from tickler.core.errors import CORRUPT_LOG
+
+        parsed = parse_tool_call(name, args)
+        if not is_successful(parsed):
+            return render(Failure(parsed.failure()))
+        return render(Failure(CORRUPT_LOG))
