@@ -11,6 +11,7 @@ retried; the record only makes a stuck follow-up visible).
 from __future__ import annotations
 
 import json
+import re
 from typing import Final, TypeVar, cast
 
 import msgspec
@@ -102,11 +103,18 @@ class FollowUpFailedRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=Tr
 _FOLLOWUP_FAILED_DECODER: Final = msgspec.json.Decoder(FollowUpFailedRecord)
 
 
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
 def error_text(error: BaseException) -> str:
     """``"<ExcType>: <message>"`` on one bounded line (no traceback)."""
     message = str(error)
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    text = " ".join(text.split())
+    text = _CONTROL.sub(_escape, " ".join(text.split()))  # inert on a terminal
     return text if len(text) <= ERROR_TEXT_MAX else text[: ERROR_TEXT_MAX - 1] + "\u2026"
 
 

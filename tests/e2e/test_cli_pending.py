@@ -228,7 +228,10 @@ def test_a_turn_the_real_host_gave_up_is_shown(tmp_path: Path) -> None:
     [abandoned] = pending["abandoned"]
     assert (abandoned["input"], abandoned["source"], abandoned["starts"]) == (0, "user", 5)
     assert abandoned["failures"] == 5
-    assert abandoned["lastError"] == "ValueError: model refused \x1b[31mpoison"
+    # the error text is made inert (control characters escaped) when recorded
+    assert (
+        abandoned["lastError"] == "ValueError: model refused \\x1b[31mpoison"
+    )  # made inert when recorded
     text = tickler("inspect", str(store))
     assert text.returncode == 0, text.stderr
     assert_no_control(text.stdout)
