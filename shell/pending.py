@@ -38,6 +38,7 @@ from tickler.shell.reference_host import (
     TURN_ABANDONED,
     TURN_FAILED,
     TURN_INPUT,
+    TURN_REF,
     TURN_START,
     Source,
     TurnAbandoned,
@@ -89,13 +90,6 @@ class Pending(msgspec.Struct, frozen=True):
         )
 
 
-class _TurnRef(msgspec.Struct, frozen=True):
-    input: int
-
-
-_REF: Final = msgspec.json.Decoder(_TurnRef)
-
-
 @dataclass
 class _Delivery:
     row: PendingDelivery
@@ -137,7 +131,7 @@ class _Scan:
             self.deliveries.pop(item.key, None)
 
     def _start(self, event: SessionEvent) -> None:
-        if (turn := self.turns.get(_REF.decode(event.data).input)) is not None:
+        if (turn := self.turns.get(TURN_REF.decode(event.data).input)) is not None:
             turn.starts += 1
 
     def _turn_failed(self, event: SessionEvent) -> None:

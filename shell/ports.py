@@ -101,6 +101,15 @@ _SESSION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 MAX_SESSION_ID_LENGTH = 200
 
 
+def is_valid_session_id(session_id: object) -> bool:
+    """Whether :func:`validate_session_id` accepts ``session_id``."""
+    try:
+        validate_session_id(session_id)
+    except InvalidSessionId:
+        return False
+    return True
+
+
 def validate_session_id(session_id: object) -> str:
     """A session id every store accepts: 1-200 of ``[A-Za-z0-9._-]``, not
     starting with a dot (so never ``.``/``..``, never hidden or a path)."""

@@ -55,7 +55,7 @@ class TurnInput(msgspec.Struct, frozen=True, omit_defaults=True):
     key: str | None = None
 
 
-class _TurnRef(msgspec.Struct, frozen=True):
+class TurnRef(msgspec.Struct, frozen=True):
     input: int
 
 
@@ -81,7 +81,7 @@ plugs in here (and calls the schedule tools through the runtime itself)."""
 
 _INPUT: Final = msgspec.json.Decoder(TurnInput)
 _TURN: Final = msgspec.json.Decoder(TurnRecord)
-_REF: Final = msgspec.json.Decoder(_TurnRef)
+TURN_REF: Final = msgspec.json.Decoder(TurnRef)
 
 
 def retry_delay(attempt: int, first_s: float, most_s: float) -> float:
@@ -140,12 +140,12 @@ class ReferenceHost:
                 if item.key is not None:
                     self._taken.add(item.key)
             elif event.type == TURN_START:
-                n = _REF.decode(event.data).input
+                n = TURN_REF.decode(event.data).input
                 self._starts[n] = self._starts.get(n, 0) + 1
             elif event.type == TURN:
                 self._settle(_TURN.decode(event.data).input)
             elif event.type == TURN_ABANDONED:
-                self._settle(_REF.decode(event.data).input)
+                self._settle(TURN_REF.decode(event.data).input)
 
     def _settle(self, n: int) -> None:
         self._pending.pop(n, None)
@@ -261,7 +261,7 @@ class ReferenceHost:
             await self._give_up(item, starts, [])
             return None
         now = self._clock.now_ms()
-        await self._log.append([NewEvent(TURN_START, msgspec.json.encode(_TurnRef(item.n)), now)])
+        await self._log.append([NewEvent(TURN_START, msgspec.json.encode(TurnRef(item.n)), now)])
         starts = self._starts[item.n] = starts + 1
         try:
             reply = str(await self._model(item))  # a str subclass (LangChain's) would not encode

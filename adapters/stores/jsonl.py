@@ -90,10 +90,10 @@ from tickler.core import SessionEvent, SessionHeader
 from tickler.core.chunkrows import PACKED_TYPES
 from tickler.core.session import decode_record_line
 from tickler.shell.ports import (
-    InvalidSessionId,
     NewEvent,
     Snapshot,
     StoreError,
+    is_valid_session_id,
     validate_session_id,
 )
 
@@ -446,7 +446,9 @@ class JsonlStore:
         return log
 
     def session_ids(self) -> list[str]:
-        return sorted(path.stem for path in self.directory.glob("*.jsonl") if _valid(path.stem))
+        return sorted(
+            path.stem for path in self.directory.glob("*.jsonl") if is_valid_session_id(path.stem)
+        )
 
     async def checkpoint(self) -> None:
         """Make every session file durable now and delete the journal files
@@ -533,14 +535,6 @@ class JsonlStore:
         self.fsync(fd)
         self.fsync(self.dir_fd)
         return True, notes
-
-
-def _valid(session_id: str) -> bool:
-    try:
-        validate_session_id(session_id)
-    except InvalidSessionId:
-        return False
-    return True
 
 
 def _scan_own(fd: int, path: Path, session_id: str) -> tuple[Scanned, bool]:

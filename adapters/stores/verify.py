@@ -33,7 +33,7 @@ from tickler.adapters.stores.recovery import journal_order
 from tickler.adapters.stores.scan import Scanned, line_number, scan_file
 from tickler.adapters.stores.snapshotfile import decode_snapshot, read_head, through_of
 from tickler.adapters.stores.wal import scan_journal
-from tickler.shell.ports import InvalidSessionId, validate_session_id
+from tickler.shell.ports import is_valid_session_id
 
 JOURNAL_DIR: Final = ".journal"
 _STORE_SUFFIXES: Final = (".jsonl", ".snapshot", ".tmp")
@@ -65,7 +65,7 @@ def verify_store_dir(path: Path) -> list[StoreProblem]:
         covered = _journals(journal_dir, problems)
     for file in sorted(path.glob("*.jsonl")):
         session_id = file.stem
-        if file.is_symlink() or not _valid(session_id):
+        if file.is_symlink() or not is_valid_session_id(session_id):
             continue
         problems += _session(file, covered.get(session_id, {}))
     return problems
@@ -115,7 +115,7 @@ def _journals(journal_dir: Path, problems: list[StoreProblem]) -> dict[str, dict
             offset, reason = scan.damage
             problems.append(StoreProblem(path, 0, f"byte {offset}: {reason}"))
         for record in scan.records:
-            if not _valid(record.session_id):
+            if not is_valid_session_id(record.session_id):
                 problems.append(
                     StoreProblem(
                         path, 0, f"a record names an invalid session {record.session_id!r}"
@@ -200,11 +200,3 @@ def _line_of(file: Path, offset: int) -> int:
         return line_number(fd, offset)
     finally:
         os.close(fd)
-
-
-def _valid(session_id: str) -> bool:
-    try:
-        validate_session_id(session_id)
-    except InvalidSessionId:
-        return False
-    return True
