@@ -109,7 +109,7 @@ class ScheduleRuntime:
         self._drive_task: asyncio.Task[None] | None = None
         self._idle_task: asyncio.Task[None] | None = None
         self._retry_task: asyncio.Task[None] | None = None
-        self._handover: asyncio.Task[None] | None = None
+        self._handing_over = False  # the drive task waits on the host
         self._failures: dict[str, _Failures] = {}  # failed hand-overs by key, this runtime
         self._disposal: asyncio.Task[None] | None = None
         self._just_idle = False
@@ -344,27 +344,28 @@ class ScheduleRuntime:
         return message
 
     async def _hand_over(self, claim: IdleClaim, message: FollowUp) -> None:
-        """Give ``message`` to the host under ``claim``, outside the FIFO.
-        Its own task, so ``dispose()`` can cancel a hung host; cancelled or
-        failed, the follow-up stays in the outbox and comes again."""
+        """Give ``message`` to the host under ``claim``, outside the FIFO, in
+        the drive task itself (no task per delivery: a burst hands over
+        thousands). ``dispose()`` cancels the drive task while it waits here,
+        so a hung host cannot hold the disposal; cancelled or failed, the
+        follow-up stays in the outbox and comes again."""
         if self._stopping:
             claim.release()
             return
-        handover = asyncio.get_running_loop().create_task(
-            self._offer(message), name="tickler-handover"
-        )
-        self._handover = handover
+        error: Exception | None = None
+        self._handing_over = True
         try:
-            await asyncio.wait({handover})
+            await self._host.followup(message)
         except asyncio.CancelledError:
-            handover.cancel()
-            raise
-        finally:
-            self._handover = None
-            claim.release()
-        if handover.cancelled():
+            if not self._is_stopping():
+                raise  # not the disposal's: not ours to swallow
+            _uncancel()
             return
-        error = handover.exception()
+        except Exception as exc:  # noqa: BLE001 - any host failure means "not taken"
+            error = exc
+        finally:
+            self._handing_over = False
+            claim.release()
         if error is not None:
             await self._handover_failed(message, error)
             return
@@ -375,11 +376,6 @@ class ScheduleRuntime:
         async with self._lock:
             await self._mark_delivered(message)
         self.request_drive()  # one follow-up per claim; look for the next
-
-    async def _offer(self, message: FollowUp) -> None:
-        # Awaited inside the task, so even a host that fails before its
-        # first await fails here, as "not taken".
-        await self._host.followup(message)
 
     async def _handover_failed(self, message: FollowUp, error: BaseException) -> None:
         """Retry with backoff (a target that is down loses nothing), and keep
@@ -493,9 +489,11 @@ class ScheduleRuntime:
         self._requested = False
         if self._timers is not None:
             self._timers.cancel(self)
-        for task in (self._idle_task, self._retry_task, self._handover):
+        for task in (self._idle_task, self._retry_task):
             if task is not None:
-                task.cancel()  # a hung host must not hold the disposal
+                task.cancel()
+        if self._handing_over and self._drive_task is not None:
+            self._drive_task.cancel()  # a hung host must not hold the disposal
         async with self._lock:  # waits for the transaction in flight
             pass
         if self._drive_task is not None:
@@ -538,6 +536,14 @@ def _resume(coro: Coroutine[Any, Any, object], waiting: object) -> Generator[Any
                 waiting = coro.send(value)
             except StopIteration:
                 return
+
+
+def _uncancel() -> None:
+    """The drive task swallowed the disposal's cancellation: say so, so an
+    ``asyncio.timeout`` it may still enter is not confused by it."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def _created_id(outcome: object) -> str | None:
