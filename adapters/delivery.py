@@ -124,9 +124,7 @@ class DeliveryHost(ABC):
             raise DeliveryFailed(f"the delivery target is closed; {message.key} was not sent")
         # A task of its own, so that aclose can end it without cancelling
         # the caller; the caller's cancellation still reaches it.
-        sending = asyncio.ensure_future(
-            self._send(message.key, followup_payload(message, self.session))
-        )
+        sending = asyncio.ensure_future(self._deliver(message))
         self._sending.add(sending)
         try:
             await sending
@@ -160,6 +158,9 @@ class DeliveryHost(ABC):
     def _release(self) -> None:
         self._claimed = False
         self._idle.set()
+
+    async def _deliver(self, message: FollowUp) -> None:
+        await self._send(message.key, followup_payload(message, self.session))
 
     @abstractmethod
     async def _send(self, key: str, payload: bytes) -> None:

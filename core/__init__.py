@@ -20,7 +20,7 @@ from tickler.core.commands import (
     ToolCommand,
     parse_tool_call,
 )
-from tickler.core.decide import decide
+from tickler.core.decide import decide, next_target
 from tickler.core.errors import (
     ERROR_CODES,
     CorruptScheduleLog,
@@ -117,6 +117,7 @@ __all__ = [
     "change_json",
     "check_log",
     "decide",
+    "next_target",
     "decode_change",
     "decode_change_value",
     "encode_change",

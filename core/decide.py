@@ -168,8 +168,14 @@ def _deliver_due(state: State, now: int) -> Decision:
     first_every = state.everies.first()
     if first_every is not None and first_every[0] <= now:
         return _every_batch(state, now)
-    targets = [key[0] for key in (first_one_shot, first_every) if key]
-    return (), Success(Wait(min(targets) if targets else None))
+    return (), Success(Wait(next_target(state)))
+
+
+def next_target(state: State) -> int | None:
+    """The earliest target of any active record (epoch ms), or None: the
+    instant ``DeliverDue`` answers ``Wait(next_wake)`` with until then."""
+    targets = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
+    return min(targets) if targets else None
 
 
 def _every_batch(state: State, now: int) -> Decision:

@@ -18,6 +18,7 @@ from tickler.core import (
     decode_change,
     evolve,
     fold,
+    next_target,
 )
 from tickler.core.snapshot import SnapshotError, decode_state, encode_state
 from tickler.shell.host import FollowUp
@@ -55,8 +56,8 @@ _HINT: Final = re.compile(rb'\{"version":1,"next_wake":(null|-?[0-9]{1,16}),')
 
 def snapshot_of(loaded: Loaded, through: int) -> Snapshot:
     state = loaded.state
-    firsts = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
-    next_wake = b"null" if loaded.outbox or not firsts else str(min(firsts)).encode()
+    target = next_target(state)
+    next_wake = b"null" if loaded.outbox or target is None else str(target).encode()
     outbox = b",".join(encode_followup(m) for m in loaded.outbox.values())
     data = (
         b'{"version":1,"next_wake":'

@@ -83,6 +83,21 @@ class SessionLog(Protocol):
 
 
 @runtime_checkable
+class WakeIndex(Protocol):
+    """A log that keeps a wake index, so processes that do not hold the
+    session can find it when it falls due (the PostgreSQL store).
+
+    The runtime calls ``set_next_wake`` after every change to the schedule
+    or the outbox, with the instant computed by the core (the earliest
+    target; the current time while a follow-up waits in the outbox; None
+    when nothing is pending). The store writes it with the next flush, in
+    the same transaction as the events, so the index never disagrees with a
+    committed log."""
+
+    def set_next_wake(self, at: int | None) -> None: ...
+
+
+@runtime_checkable
 class SessionStore(Protocol):
     """A namespace of session logs (a directory, a database)."""
 

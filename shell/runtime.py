@@ -36,6 +36,7 @@ from tickler.core import (
     decide,
     encode_change,
     fold_changes,
+    next_target,
     parse_tool_call,
     persistence_uncertain,
     render,
@@ -45,7 +46,7 @@ from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import AgentHost, FollowUp, IdleClaim
 from tickler.shell.loading import Loaded, load_session, snapshot_of, usable, wake_hint
 from tickler.shell.pending import PendingDelivery
-from tickler.shell.ports import NewEvent, SessionLog
+from tickler.shell.ports import NewEvent, SessionLog, WakeIndex
 from tickler.shell.records import (
     DELIVERED,
     FOLLOWUP,
@@ -113,6 +114,7 @@ class ScheduleRuntime:
         self._failures: dict[str, _Failures] = {}  # failed hand-overs by key, this runtime
         self._disposal: asyncio.Task[None] | None = None
         self._just_idle = False
+        self._wake_index = log.set_next_wake if isinstance(log, WakeIndex) else None
 
     # -- public surface ---------------------------------------------------
 
@@ -160,7 +162,24 @@ class ScheduleRuntime:
             except CorruptScheduleLog as exc:
                 self._loaded = Loaded(EMPTY_STATE)
                 self._set_fault(exc)
+            self._note_wake()
         self.request_drive()
+
+    async def settle(self) -> bool:
+        """Run the delivery work due now to its end, for a process that holds
+        the session only while it delivers (``tickler worker``). True when
+        nothing is due and every follow-up was taken; False when a flush or
+        a hand-over failed (its retry is then the caller's), or the log is
+        corrupt. Cancelling the caller leaves the work running."""
+        self.request_drive()
+        while True:
+            running = [t for t in (self._drive_task, self._idle_task) if t and not t.done()]
+            if not running:
+                break
+            await asyncio.wait(running)
+        if self._loaded is None or self._fault is not None or self._loaded.outbox:
+            return False
+        return self._peek_wait() is not None
 
     async def call_tool(self, name: str, args: object) -> str:
         """One tool call: the exact output text the model sees. Never raises
@@ -217,6 +236,7 @@ class ScheduleRuntime:
             if not await self._commit(changes, now):
                 return render(Failure(INTERNAL_ERROR))
             self._rearm(now)  # the change is live: it fires even if the barrier fails
+            self._note_wake()
             try:
                 confirmed = await self._flushed()
             except asyncio.CancelledError:
@@ -338,6 +358,7 @@ class ScheduleRuntime:
             self._retry_later()
             return None
         self._current().outbox[message.key] = message
+        self._note_wake()
         if not await self._flushed():
             self._retry_later()  # stays in the outbox; the host is not told yet
             return None
@@ -370,6 +391,7 @@ class ScheduleRuntime:
             await self._handover_failed(message, error)
             return
         self._current().outbox.pop(message.key, None)
+        self._note_wake()
         self._failures.pop(message.key, None)
         if self._backoff is not None:
             self._backoff.reset()
@@ -420,11 +442,21 @@ class ScheduleRuntime:
         else:
             self._timers.arm(self, at_ms, self.request_drive)
 
+    def _note_wake(self) -> None:
+        """Tell a log that keeps a wake index when this session next needs a
+        process: now while a follow-up waits, else the core's next target."""
+        if self._wake_index is None or self._loaded is None:
+            return
+        if self._fault is not None:
+            self._wake_index(None)  # nothing will be delivered until it is mended
+        elif self._loaded.outbox:
+            self._wake_index(self._clock.now_ms())
+        else:
+            self._wake_index(next_target(self._loaded.state))
+
     def _rearm(self, now: int) -> None:
         """After a tool change: arm for the earliest target, or drive if due."""
-        state = self._current().state
-        firsts = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
-        target = min(firsts) if firsts else None
+        target = next_target(self._current().state)
         if target is not None and target <= now:
             self.request_drive()
         else:

@@ -181,3 +181,13 @@ def mcp(
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
+
+
+def _add_postgres_commands() -> None:
+    from tickler.adapters.cli.postgres import db, worker
+
+    cli.add_command(db)
+    cli.add_command(worker)
+
+
+_add_postgres_commands()

@@ -1,0 +1,150 @@
+"""``tickler db migrate`` and ``tickler worker``: the PostgreSQL commands."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+
+import click
+
+from tickler.adapters.cli.errors import CliError
+
+_DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
+_SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _require_psycopg() -> None:
+    if (
+        importlib.util.find_spec("psycopg") is None
+        or importlib.util.find_spec("psycopg_pool") is None
+    ):
+        raise CliError(
+            "PostgreSQL support needs the postgres extra: pip install 'tickler-agents[postgres]'"
+        )
+
+
+@click.group()
+def db() -> None:
+    """Manage the PostgreSQL schema."""
+
+
+@db.command()
+@click.option("--dsn", envvar="TICKLER_DSN", required=True, help=_DSN_HELP)
+@click.option("--schema", default="tickler", show_default=True, help=_SCHEMA_HELP)
+def migrate(dsn: str, schema: str) -> int:
+    """Create or upgrade tickler's tables; safe to run again and from
+    several processes at once."""
+    _require_psycopg()
+    from tickler.adapters.stores.postgres_schema import migrate as run_migration
+    from tickler.shell.ports import StoreError
+
+    try:
+        before, after = run_migration(dsn, schema)
+    except (ValueError, StoreError) as exc:
+        raise CliError(str(exc)) from None
+    if before == after:
+        click.echo(f"schema {schema} is at version {after}: nothing to do")
+    else:
+        click.echo(f"schema {schema}: version {before} -> {after}")
+    return 0
+
+
+@click.command()
+@click.option("--dsn", envvar="TICKLER_DSN", required=True, help=_DSN_HELP)
+@click.option("--schema", default="tickler", show_default=True, help=_SCHEMA_HELP)
+@click.option(
+    "--deliver",
+    "target",
+    required=True,
+    metavar="TARGET",
+    help="Where due follow-ups go: module:function (a Python callable), an http(s):// URL "
+    "(POST, 2xx = delivered), or a command (JSON on stdin, exit 0 = delivered; no shell).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 10_000),
+    default=16,
+    show_default=True,
+    help="Sessions delivered at once by this process.",
+)
+@click.option(
+    "--deliver-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Total deadline of one delivery attempt (callable 30, command 30, URL 10).",
+)
+@click.option(
+    "--poll",
+    "poll_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Look for due sessions at least this often (NOTIFY wakes it sooner).",
+)
+@click.option(
+    "--lease",
+    "lease_s",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a session stays with this worker if it dies.",
+)
+@click.option(
+    "--grace",
+    "grace_s",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="On SIGTERM, wait this long for deliveries in flight (default: their deadline).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="INFO",
+    show_default=True,
+)
+def worker(
+    *,
+    dsn: str,
+    schema: str,
+    target: str,
+    concurrency: int,
+    deliver_timeout: float | None,
+    poll_s: float,
+    lease_s: float,
+    grace_s: float | None,
+    log_level: str,
+) -> int:
+    """Deliver due reminders of sessions no process holds, until SIGTERM.
+
+    Run as many as you like, on any machines, against one schema. Exit 0
+    after SIGTERM/SIGINT, 1 when PostgreSQL cannot be used, 2 for usage
+    errors.
+    """
+    _require_psycopg()
+    import asyncio
+
+    from tickler.adapters.stores.postgres import PostgresStore
+    from tickler.adapters.worker import delivery_target, run_worker
+    from tickler.shell.ports import StoreError
+
+    try:
+        deliver = delivery_target(target, timeout=deliver_timeout)
+        store = PostgresStore(dsn, schema=schema, lease_s=lease_s)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    logging.basicConfig(stream=sys.stderr, level=log_level.upper(), format=LOG_FORMAT)
+    grace = grace_s if grace_s is not None else (deliver_timeout or 30.0) + 5.0
+    try:
+        asyncio.run(
+            run_worker(store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace)
+        )
+    except StoreError as exc:
+        logging.getLogger("tickler.worker").error("%s", exc)
+        return 1
+    return 0
