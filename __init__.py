@@ -25,14 +25,17 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 
 if TYPE_CHECKING:
     from tickler.adapters.delivery import DeliverCommand, DeliverUrl
+    from tickler.adapters.delivery_callable import DeliverCallable
     from tickler.adapters.langchain import langchain_tools
     from tickler.adapters.openai_agents import openai_agents_host, openai_agents_tools
     from tickler.adapters.pydantic_ai import pydantic_ai_host, schedule_toolset
     from tickler.adapters.stores.jsonl import JsonlStore
     from tickler.adapters.stores.memory import MemoryStore
+    from tickler.adapters.stores.postgres import PostgresStore
     from tickler.adapters.stores.sqlite import SqliteStore
     from tickler.adapters.tools import schedule_tools
     from tickler.shell.clock import SystemClock, VirtualClock
+    from tickler.shell.host import FollowUp
     from tickler.shell.ports import SessionLocked, StoreError
     from tickler.shell.reference_host import ReferenceHost, TurnInput
     from tickler.shell.runtime import ScheduleRuntime
@@ -50,6 +53,8 @@ _HOMES: Final = {
     "JsonlStore": "tickler.adapters.stores.jsonl",
     "SqliteStore": "tickler.adapters.stores.sqlite",
     "MemoryStore": "tickler.adapters.stores.memory",
+    "PostgresStore": "tickler.adapters.stores.postgres",
+    "FollowUp": "tickler.shell.host",
     "schedule_tools": "tickler.adapters.tools",
     "pydantic_ai_host": "tickler.adapters.pydantic_ai",
     "schedule_toolset": "tickler.adapters.pydantic_ai",
@@ -58,13 +63,17 @@ _HOMES: Final = {
     "langchain_tools": "tickler.adapters.langchain",
     "DeliverCommand": "tickler.adapters.delivery",
     "DeliverUrl": "tickler.adapters.delivery",
+    "DeliverCallable": "tickler.adapters.delivery_callable",
 }
 
 __all__ = [
+    "DeliverCallable",
     "DeliverCommand",
     "DeliverUrl",
+    "FollowUp",
     "JsonlStore",
     "MemoryStore",
+    "PostgresStore",
     "ReferenceHost",
     "ScheduleRuntime",
     "SessionLocked",

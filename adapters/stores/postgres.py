@@ -42,8 +42,6 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final, NamedTuple
 
 import msgspec
-import psycopg
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from tickler.adapters.stores.committer import GroupCommit, close_all
 from tickler.adapters.stores.lines import encode_batch, header_line
@@ -53,6 +51,7 @@ from tickler.adapters.stores.postgres_schema import (
     notify_channel,
     schema_name,
 )
+from tickler.adapters.tools import missing_extra
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core.session import event
 from tickler.shell.ports import (
@@ -62,6 +61,12 @@ from tickler.shell.ports import (
     StoreError,
     validate_session_id,
 )
+
+try:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+except ImportError as exc:
+    raise missing_extra("PostgreSQL", "postgres") from exc
 
 logger = logging.getLogger("tickler.postgres")
 

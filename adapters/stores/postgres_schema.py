@@ -23,9 +23,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
-import psycopg
-
+from tickler.adapters.tools import missing_extra
 from tickler.shell.ports import StoreError
+
+try:
+    import psycopg
+except ImportError as exc:
+    raise missing_extra("PostgreSQL", "postgres") from exc
 
 SCHEMA_VERSION: Final = 1
 DEFAULT_SCHEMA: Final = "tickler"

@@ -30,6 +30,11 @@ import pytest
             "langchain_core",
             "tickler's LangChain adapter needs the extra: pip install 'tickler-agents[langchain]'",
         ),
+        (
+            "tickler.adapters.stores.postgres",
+            "psycopg",
+            "tickler's PostgreSQL adapter needs the extra: pip install 'tickler-agents[postgres]'",
+        ),
     ],
 )
 def test_an_adapter_without_its_extra_names_the_extra(
