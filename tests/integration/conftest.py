@@ -1,5 +1,6 @@
-"""Fixtures for the store contract: one store factory per backend, and
-``async def`` tests run on a fresh event loop (no plugin needed)."""
+"""Fixtures for the store tests: one store factory per backend, and
+``async def`` tests (functions or methods) run on a fresh event loop (no
+plugin needed)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ DURABLE = ("jsonl", "sqlite")
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    # ``obj`` is a bound method for a test in a class (``argnames`` then leaves
+    # out ``self``); ``funcargs`` holds every requested fixture, of any scope.
     if not inspect.iscoroutinefunction(pyfuncitem.obj):
         return None
     names = pyfuncitem._fixtureinfo.argnames
@@ -72,6 +75,19 @@ class Stores:
                 self._memory = MemoryStore()
             return self._memory
         return make_store(self.kind, self.root)
+
+    # -- the contract's StoreBackend (store_contract.py) --
+
+    async def open_store(self) -> SessionStore:
+        return self.open()
+
+    async def footprint(self) -> frozenset[str]:
+        """Every path in the test directory holding the root, so a stray
+        file beside the root counts too."""
+        return frozenset(tree(self.root.parent))
+
+    def child_spec(self) -> tuple[str, str]:
+        return (self.kind, str(self.path))
 
 
 @pytest.fixture(params=["memory", *DURABLE])

@@ -1,11 +1,15 @@
 """A child process for the store tests (run as a script, not collected).
 
-store_child.py try-open KIND PATH SESSION   print "locked" or "opened"
-store_child.py die-after KIND PATH SESSION N   append+flush N batches, then kill -9 itself
-store_child.py crash KIND PATH SEED [A,B,..] print "started", then open the store (its
-                                            recovery) and append+flush forever on a few
-                                            sessions, printing "SESSION FIRST COUNT" per
-                                            flushed batch
+store_child.py try-open KIND LOCATION SESSION  print "locked" or "opened"
+store_child.py die-after KIND LOCATION SESSION N  append+flush N batches, then kill -9 itself
+store_child.py crash KIND LOCATION SEED [A,B,..]  print "started", then open the store (its
+                                                recovery) and append+flush forever on a few
+                                                sessions, printing "SESSION FIRST COUNT"
+                                                per flushed batch
+
+KIND LOCATION name the storage (a store's ``child_spec()`` in the contract):
+KIND is a key of ``OPENERS``, LOCATION a string its opener understands (a
+path, a connection string). A new store kind is one entry there.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import random
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from tickler.adapters.stores.jsonl import JsonlStore
@@ -24,9 +29,28 @@ from tickler.shell.ports import NewEvent, SessionLocked, SessionStore
 SESSIONS = ("alpha", "beta", "gamma")
 
 
-def store(kind: str, path: str) -> SessionStore:
+async def jsonl_store(location: str) -> SessionStore:
+    Path(location).parent.mkdir(parents=True, exist_ok=True)
     # A small journal, so checkpoints happen during the crash test too.
-    return JsonlStore(path, journal_limit=64 << 10) if kind == "jsonl" else SqliteStore(path)
+    return JsonlStore(location, journal_limit=64 << 10)
+
+
+async def sqlite_store(location: str) -> SessionStore:
+    Path(location).parent.mkdir(parents=True, exist_ok=True)
+    return SqliteStore(location)
+
+
+OPENERS: dict[str, Callable[[str], Awaitable[SessionStore]]] = {
+    "jsonl": jsonl_store,
+    "sqlite": sqlite_store,
+}
+
+
+async def open_store(kind: str, location: str) -> SessionStore:
+    """A store over the storage ``kind`` + ``location`` name."""
+    if kind not in OPENERS:
+        raise SystemExit(f"store_child.py: no store kind {kind!r} (known: {', '.join(OPENERS)})")
+    return await OPENERS[kind](location)
 
 
 def batch(first: int, count: int, pad: int) -> list[NewEvent]:
@@ -41,28 +65,31 @@ def batch(first: int, count: int, pad: int) -> list[NewEvent]:
     ]
 
 
-async def try_open(kind: str, path: str, session: str) -> None:
+async def try_open(kind: str, location: str, session: str) -> None:
+    store = await open_store(kind, location)
     try:
-        log = await store(kind, path).open(session, created_at=1)
+        log = await store.open(session, created_at=1)
     except SessionLocked:
         print("locked")
     else:
         print("opened")
         await log.close()
+    finally:
+        await store.close()  # a store holding connections must not outlive the check
 
 
-async def die_after(kind: str, path: str, session: str, batches: int) -> None:
-    log = await store(kind, path).open(session, created_at=1)
+async def die_after(kind: str, location: str, session: str, batches: int) -> None:
+    log = await (await open_store(kind, location)).open(session, created_at=1)
     for _ in range(batches):
         await log.append(batch(log.length, 3, 10))
         await log.flush()
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-async def crash(kind: str, path: str, seed: int, sessions: tuple[str, ...] = SESSIONS) -> None:
+async def crash(kind: str, location: str, seed: int, sessions: tuple[str, ...] = SESSIONS) -> None:
     rng = random.Random(seed)
     print("started", flush=True)  # a kill from now on may land in the recovery
-    opened = store(kind, path)
+    opened = await open_store(kind, location)
     logs = [await opened.open(name, created_at=1) for name in sessions]
 
     async def drive(log_index: int) -> None:
@@ -79,15 +106,14 @@ async def crash(kind: str, path: str, seed: int, sessions: tuple[str, ...] = SES
 
 
 def main() -> None:
-    command, kind, path, *rest = sys.argv[1:]
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    command, kind, location, *rest = sys.argv[1:]
     if command == "try-open":
-        asyncio.run(try_open(kind, path, rest[0]))
+        asyncio.run(try_open(kind, location, rest[0]))
     elif command == "die-after":
-        asyncio.run(die_after(kind, path, rest[0], int(rest[1])))
+        asyncio.run(die_after(kind, location, rest[0], int(rest[1])))
     elif command == "crash":
         names = tuple(rest[1].split(",")) if len(rest) > 1 else SESSIONS
-        asyncio.run(crash(kind, path, int(rest[0]), names))
+        asyncio.run(crash(kind, location, int(rest[0]), names))
     else:
         raise SystemExit(f"unknown command {command!r}")
 

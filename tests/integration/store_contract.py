@@ -1,0 +1,316 @@
+"""The SessionStore / SessionLog contract, once, for every store.
+
+A store joins by subclassing :class:`StoreContract` (its storage is the
+store instance, e.g. memory) or :class:`DurableStoreContract` (its storage
+outlives an instance: it adds the lock-out tests for a second store and
+another process), in a ``test_*.py`` module, and overriding one fixture,
+``backend``, that returns a :class:`StoreBackend` over fresh, empty storage:
+
+- ``async open_store() -> SessionStore``: a store over that storage; a NEW
+  instance each call for a durable store, the same one otherwise;
+- ``async footprint() -> object``: an ``==``-comparable snapshot of all that
+  exists in the storage (files, rows);
+- ``child_spec() -> tuple[str, str]``: ``(kind, location)`` from which
+  ``store_child.py`` opens the same storage in another process (durable
+  only); a new kind is one entry in its ``OPENERS``.
+
+Test methods are ``async def``, each run on its own event loop (see
+``pytest_pyfunc_call`` in conftest.py), so open loop-bound resources such as
+connections in ``open_store``, never in a fixture; fixtures are plain
+(sync) functions, and a class-scoped one must be a ``@classmethod`` (pytest
+deprecates instance-method ones, and warnings are errors here). For a
+hypothetical key-value store::
+
+    class KvBackend:
+        def __init__(self, url: str) -> None:
+            self.url = url
+
+        async def open_store(self) -> SessionStore:
+            return await KvStore.connect(self.url)
+
+        async def footprint(self) -> object:
+            return sorted(kv_keys(self.url))
+
+        def child_spec(self) -> tuple[str, str]:
+            return ("kv", self.url)  # store_child.py: OPENERS["kv"] = kv_store
+
+
+    class TestKvStoreContract(DurableStoreContract):
+        @pytest.fixture
+        def backend(self) -> Iterator[StoreBackend]:
+            url = create_namespace()  # its own, so parallel runs never collide
+            yield KvBackend(url)
+            drop_namespace(url)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar, Protocol
+
+import pytest
+
+from tickler.shell.ports import (
+    InvalidSessionId,
+    NewEvent,
+    SessionLocked,
+    SessionLog,
+    SessionStore,
+    Snapshot,
+    StoreError,
+)
+
+from .conftest import new_events, run_child
+
+BAD_IDS: list[object] = [
+    "",
+    ".",
+    "..",
+    "../x",
+    "a/b",
+    "/abs",
+    ".hidden",
+    "a" * 201,
+    "a\x00b",
+    7,
+    None,
+]
+
+
+class StoreBackend(Protocol):
+    """The storage one contract test runs against (fresh and empty)."""
+
+    async def open_store(self) -> SessionStore:
+        """A store over this storage: a new instance each call when durable,
+        else the same instance (it is the storage)."""
+        ...
+
+    async def footprint(self) -> object:
+        """All that exists in the storage, comparable with ``==``."""
+        ...
+
+    def child_spec(self) -> tuple[str, str]:
+        """``(kind, location)``: ``store_child.py`` opens the same storage."""
+        ...
+
+
+def summary(log: SessionLog, start: int = 0) -> list[tuple[int, str, int, bytes]]:
+    return [(item.seq, item.type, item.time, bytes(item.data)) for item in log.events(start)]
+
+
+def expected(events: list[NewEvent], start: int = 0) -> list[tuple[int, str, int, bytes]]:
+    return [(seq, item.type, item.time, item.data) for seq, item in enumerate(events)][start:]
+
+
+class StoreContract:
+    """Every store's contract. Not collected itself (no ``Test`` prefix)."""
+
+    durable: ClassVar[bool] = False
+
+    @pytest.fixture
+    def backend(self) -> StoreBackend:
+        raise NotImplementedError(f"{type(self).__name__} must override the backend fixture")
+
+    async def test_append_is_ordered_with_contiguous_seq(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        first = await log.append(new_events(3))
+        empty = await log.append([])
+        second = await log.append(new_events(1, start=3))
+        assert [item.seq for item in first] == [0, 1, 2]
+        assert empty == ()
+        assert [item.seq for item in second] == [3]
+        assert bytes(second[0].data) == new_events(1, start=3)[0].data
+        assert log.length == 4
+        assert summary(log) == expected(new_events(4))
+        await store.close()
+
+    async def test_events_from_a_start(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.append(new_events(700))
+        for start in (0, 1, 255, 256, 257, 511, 699):
+            assert summary(log, start) == expected(new_events(700), start)
+        assert summary(log, 700) == []
+        assert summary(log, 10_000) == []
+        await store.close()
+
+    async def test_header(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s-1_a.b", created_at=1_700_000_000_000)
+        assert isinstance(store, SessionStore)
+        assert isinstance(log, SessionLog)
+        assert log.header.id == "s-1_a.b"
+        assert log.header.created_at == 1_700_000_000_000
+        assert log.header.owned_from == 0
+        assert "s-1_a.b" in store.session_ids()
+        await store.close()
+
+    async def test_reopen_keeps_everything(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.append(new_events(10))
+        await log.flush()
+        await log.save_snapshot(Snapshot(8, b"state through 8"))
+        await log.append(new_events(2, start=10))
+        await log.flush()
+        await store.close()
+
+        again = await backend.open_store()
+        if self.durable:
+            assert again is not store  # else this would prove nothing durable
+        else:
+            assert again is store  # the instance is the storage
+        log = await again.open("s1", created_at=99)
+        assert log.header.created_at == 5  # the stored header wins
+        assert log.length == 12
+        assert summary(log) == expected(new_events(12))
+        assert log.load_snapshot() == Snapshot(8, b"state through 8")
+        assert (await log.append(new_events(1, start=12)))[0].seq == 12
+        await again.close()
+
+    async def test_one_writer_per_session(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        with pytest.raises(SessionLocked, match="s1"):
+            await store.open("s1", created_at=5)
+        other = await store.open("s2", created_at=5)  # other sessions are free
+        await log.close()
+        reopened = await store.open("s1", created_at=5)  # close released the lock
+        await reopened.close()
+        await other.close()
+        await store.close()
+
+    @pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+    async def test_bad_session_ids_are_refused(self, backend: StoreBackend, bad: object) -> None:
+        store = await backend.open_store()
+        before = await backend.footprint()
+        with pytest.raises(InvalidSessionId):
+            await store.open(bad, created_at=5)  # type: ignore[arg-type]
+        assert await backend.footprint() == before
+        assert store.session_ids() == []
+        await store.close()
+
+    async def test_snapshots_round_trip(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        assert log.load_snapshot() is None
+        await log.append(new_events(5))
+        await log.save_snapshot(Snapshot(3, b"\x00binary\xff"))
+        assert log.load_snapshot() == Snapshot(3, b"\x00binary\xff")
+        await log.save_snapshot(Snapshot(5, b"newer"))
+        assert log.load_snapshot() == Snapshot(5, b"newer")
+        await store.close()
+
+    async def test_close_is_idempotent_and_releases_the_lock(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.append(new_events(2))
+        await log.close()
+        await log.close()
+        await store.close()
+        await store.close()
+        again = await backend.open_store()
+        log = await again.open("s1", created_at=5)
+        assert log.length == 2
+        await again.close()
+
+    async def test_concurrent_appends_and_flushes_stay_contiguous(
+        self, backend: StoreBackend
+    ) -> None:
+        store = await backend.open_store()
+        logs = [await store.open(f"s{index}", created_at=5) for index in range(8)]
+
+        async def drive(log: SessionLog) -> None:
+            for round_ in range(20):
+                await log.append(new_events(1 + round_ % 3, start=log.length))
+                await log.flush()
+
+        await asyncio.gather(*(drive(log) for log in logs))
+        for log in logs:
+            assert [item.seq for item in log.events()] == list(range(log.length))
+            assert summary(log) == expected(new_events(log.length))
+        await store.close()
+
+    async def test_flush_with_nothing_appended_returns(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.flush()
+        await log.append(new_events(1))
+        await log.flush()
+        await log.flush()
+        await store.close()
+
+    # -- what every store refuses -----------------------------------------
+
+    async def test_a_snapshot_beyond_the_log_is_refused(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.append(new_events(2))
+        with pytest.raises(StoreError, match="beyond"):
+            await log.save_snapshot(Snapshot(3, b"too far"))
+        assert log.load_snapshot() is None
+        await store.close()
+
+    async def test_appending_to_a_closed_log_raises(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.close()
+        with pytest.raises(StoreError, match="closed"):
+            await log.append(new_events(1))
+        await store.close()
+
+    @pytest.mark.parametrize(
+        "data", [b"{bad", b'{"a":\n1}', b"", b"1 2"], ids=["not-json", "newline", "empty", "two"]
+    )
+    async def test_events_that_would_not_read_back_are_refused(
+        self, backend: StoreBackend, data: bytes
+    ) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        await log.append(new_events(1))
+        with pytest.raises(ValueError, match=r"read back|one line"):
+            await log.append([*new_events(1, start=1), NewEvent("bad", data, 1)])
+        assert log.length == 1  # nothing of the batch was appended
+        await log.flush()
+        await store.close()
+        again = await backend.open_store()
+        log = await again.open("s1", created_at=5)
+        assert summary(log) == expected(new_events(1))
+        await again.close()
+
+    async def test_a_negative_time_is_refused(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        with pytest.raises(ValueError, match="read back"):
+            await log.append([NewEvent("note", b"{}", -1)])
+        assert log.length == 0
+        await store.close()
+
+
+class DurableStoreContract(StoreContract):
+    """The contract of a store whose storage outlives a store instance: it
+    also locks out a second instance and another process."""
+
+    durable: ClassVar[bool] = True
+
+    async def test_a_second_store_on_the_same_storage_is_locked_out(
+        self, backend: StoreBackend
+    ) -> None:
+        first = await backend.open_store()
+        log = await first.open("s1", created_at=5)
+        second = await backend.open_store()
+        with pytest.raises(SessionLocked):
+            await second.open("s1", created_at=5)
+        await log.close()
+        await (await second.open("s1", created_at=5)).close()
+        await second.close()
+        await first.close()
+
+    async def test_a_writer_in_another_process_is_locked_out(self, backend: StoreBackend) -> None:
+        store = await backend.open_store()
+        log = await store.open("s1", created_at=5)
+        assert run_child("try-open", *backend.child_spec(), "s1").split() == ["locked"]
+        await log.close()
+        assert run_child("try-open", *backend.child_spec(), "s1").split() == ["opened"]
+        await store.close()
