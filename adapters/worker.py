@@ -65,7 +65,29 @@ DEFAULT_POLL_S: Final = 1.0
 SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
 
+LEASE_MARGIN_S: Final = 1.0  # the lease must outlast an attempt's deadline by this much
+
 HostFactory = Callable[[str], DeliveryHost]
+
+
+def target_timeout(target: str, timeout: float | None = None) -> float:
+    """The total deadline of one attempt for ``--deliver TARGET``: ``timeout``
+    or the default of the target's kind."""
+    if timeout is not None:
+        return timeout
+    if target.startswith(("http://", "https://")):
+        return DEFAULT_URL_TIMEOUT_S
+    if CALLABLE_NAME.fullmatch(target):
+        return DEFAULT_CALLABLE_TIMEOUT_S
+    return DEFAULT_COMMAND_TIMEOUT_S
+
+
+def shortest_lease_s(timeout: float) -> float:
+    """The shortest lease under which attempts of ``timeout`` seconds can be
+    made: a lease is renewed every third of it, so only two thirds of it are
+    sure to be left when an attempt starts, and the guard wants the deadline
+    plus :data:`LEASE_MARGIN_S`. With a shorter lease no attempt is ever made."""
+    return 1.5 * (timeout + LEASE_MARGIN_S)
 
 
 def delivery_target(target: str, *, timeout: float | None = None) -> HostFactory:
@@ -73,18 +95,16 @@ def delivery_target(target: str, *, timeout: float | None = None) -> HostFactory
     (POST), a ``module:function`` callable, or else a command (an argv,
     split like a shell would, run without one). Checked now: ValueError for
     a bad URL, a callable that does not import, a command not found."""
+    seconds = target_timeout(target, timeout)
     if target.startswith(("http://", "https://")):
-        seconds = DEFAULT_URL_TIMEOUT_S if timeout is None else timeout
         DeliverUrl(target, session="-", timeout=seconds)
         return lambda session: DeliverUrl(target, session=session, timeout=seconds)
     if CALLABLE_NAME.fullmatch(target):
         function = load_callable(target)
-        seconds = DEFAULT_CALLABLE_TIMEOUT_S if timeout is None else timeout
         DeliverCallable(function, session="-", timeout=seconds)
         return lambda session: DeliverCallable(
             function, session=session, timeout=seconds, name=target
         )
-    seconds = DEFAULT_COMMAND_TIMEOUT_S if timeout is None else timeout
     DeliverCommand(target, session="-", timeout=seconds)
     return lambda session: DeliverCommand(target, session=session, timeout=seconds)
 
@@ -105,7 +125,9 @@ class _LeaseGuard:
         await self._host.when_idle()
 
     async def followup(self, message: FollowUp) -> None:
-        if self._log.lost is not None or self._log.lease_left() < self._host.timeout + 1.0:
+        if self._log.lost is not None or (
+            self._log.lease_left() < self._host.timeout + LEASE_MARGIN_S
+        ):
             raise DeliveryFailed(
                 f"the lease of session {self._log.header.id!r} would end before the "
                 f"attempt's deadline; {message.key} was not sent"
@@ -149,7 +171,12 @@ class Worker:
         self._look = asyncio.Event()  # look for due sessions now
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Deliver until ``stop`` is set; then finish (see ``grace_s``)."""
+        """Deliver until ``stop`` is set; then finish (see ``grace_s``).
+        Raises :class:`~tickler.shell.ports.StoreError` at once when the
+        store cannot be used at the start (no schema, no database)."""
+        # Fail now, not once per poll, when the schema is missing or the
+        # database cannot be reached at all.
+        await self.store.next_due()
         listener = asyncio.get_running_loop().create_task(self._listen())
         stopping = asyncio.get_running_loop().create_task(stop.wait())
         try:
@@ -268,9 +295,12 @@ async def run_worker(
     concurrency: int = DEFAULT_CONCURRENCY,
     poll_s: float = DEFAULT_POLL_S,
     grace_s: float | None = None,
+    signalled_early: Callable[[], bool] | None = None,
 ) -> WorkerStats:
     """Run a worker until SIGTERM or SIGINT (a second one cuts the grace
-    period short); closes ``store`` at the end."""
+    period short); closes ``store`` at the end. ``signalled_early`` tells
+    whether such a signal came while the process was starting (the CLI
+    catches them from its first moment), so it stops at once."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     worker = Worker(store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace_s)
@@ -287,7 +317,10 @@ async def run_worker(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal)
+    if signalled_early is not None and signalled_early():
+        stop.set()
     try:
+        await store.next_due()  # no schema, no database: said once, before anything else
         logger.info("worker %s: schema %s, concurrency %d", store.owner, store.schema, concurrency)
         await worker.run(stop)
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import signal
 import sys
 
 import click
@@ -126,25 +127,51 @@ def worker(
     after SIGTERM/SIGINT, 1 when PostgreSQL cannot be used, 2 for usage
     errors.
     """
+    # A SIGTERM while starting (imports, connecting) stops it cleanly too.
+    early: list[int] = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda number, _frame: early.append(number))
     _require_psycopg()
     import asyncio
 
     from tickler.adapters.stores.postgres import PostgresStore
-    from tickler.adapters.worker import delivery_target, run_worker
+    from tickler.adapters.stores.postgres_schema import SchemaMissing
+    from tickler.adapters.worker import (
+        delivery_target,
+        run_worker,
+        shortest_lease_s,
+        target_timeout,
+    )
     from tickler.shell.ports import StoreError
 
+    timeout = target_timeout(target, deliver_timeout)
+    if lease_s < shortest_lease_s(timeout):
+        # The lease guard would refuse every attempt: nothing would ever be sent.
+        raise CliError(
+            f"--lease {lease_s:g} is too short for a delivery deadline of {timeout:g} s: "
+            f"give at least {shortest_lease_s(timeout):g} s, or a shorter --deliver-timeout"
+        )
     try:
         deliver = delivery_target(target, timeout=deliver_timeout)
         store = PostgresStore(dsn, schema=schema, lease_s=lease_s)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     logging.basicConfig(stream=sys.stderr, level=log_level.upper(), format=LOG_FORMAT)
-    grace = grace_s if grace_s is not None else (deliver_timeout or 30.0) + 5.0
+    grace = grace_s if grace_s is not None else timeout + 5.0
     try:
         asyncio.run(
-            run_worker(store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace)
+            run_worker(
+                store,
+                deliver,
+                concurrency=concurrency,
+                poll_s=poll_s,
+                grace_s=grace,
+                signalled_early=lambda: bool(early),
+            )
         )
-    except StoreError as exc:
-        logging.getLogger("tickler.worker").error("%s", exc)
+    except SchemaMissing as exc:
+        raise CliError(str(exc)) from None
+    except StoreError as exc:  # the database cannot be used: not a usage error
+        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
         return 1
     return 0

@@ -1,0 +1,102 @@
+# ruff: noqa: F811 - pytest fixtures imported by name are parameters too
+"""``tickler worker`` as a process: SIGTERM finishes the delivery in flight
+and exits 0; usage errors and a schema never migrated are one line, exit 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .pgsupport import DSN, PgSchema, pg_schema  # noqa: F401 - the fixture
+from .worker_support import delivered_keys, followup_keys, seed, wait_until
+
+HERE = Path(__file__).parent
+
+
+def worker_env(**extra: str) -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if k != "TICKLER_DSN"}
+    return {**env, "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), path) if p), **extra}
+
+
+def tickler(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tickler.adapters.cli", *args],
+        check=False,
+        env=env or worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+async def test_sigterm_finishes_the_delivery_in_flight_and_exits_0(
+    pg_schema: PgSchema, tmp_path: Path
+) -> None:
+    pg = pg_schema
+    seeder = pg.store()
+    await seed(seeder, {"s": [{"prompt": "slow", "after_seconds": 1}]})
+    await seeder.close()
+    out = tmp_path / "target.txt"
+    out.touch()
+    proc = subprocess.Popen(  # noqa: ASYNC220 - polled without blocking below
+        [
+            *(sys.executable, "-m", "tickler.adapters.cli", "worker", "--dsn", pg.dsn),
+            *("--schema", pg.schema, "--deliver", "worker_targets:slow", "--poll", "0.1"),
+        ],
+        env=worker_env(WORKER_TARGET_OUT=str(out), WORKER_TARGET_SLEEP="2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        await wait_until(lambda: "start" in out.read_text(), 60, "the delivery to start")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    (key,) = {k for _, k in followup_keys(pg, "s")}
+    assert out.read_text().split("\n") == [f"start s {key}", f"end s {key}", ""]
+    assert proc.returncode == 0, stderr
+    assert b"Traceback" not in stderr
+    assert delivered_keys(pg, "s") == [("s", key)]  # finished and marked before exiting
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--deliver", "no/such/program"], "delivery command not found"),
+        (["--deliver", "worker_no_such_module:deliver"], "cannot import worker_no_such_module"),
+        (["--deliver", "worker_targets:missing"], "has no missing"),
+        (["--deliver", "worker_targets:slow", "--lease", "2"], "--lease 2 is too short"),
+        (["--deliver", "worker_targets:slow", "--concurrency", "0"], "--concurrency"),
+    ],
+)
+def test_usage_error_is_one_line_exit_2(args: list[str], says: str) -> None:
+    done = tickler("worker", "--dsn", DSN, "--schema", "nowhere", *args)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("tickler: error: ")
+    assert says in lines[0]
+
+
+def test_missing_dsn_is_one_line_exit_2() -> None:
+    done = tickler("worker", "--deliver", "worker_targets:slow")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["tickler: error: Missing option '--dsn'."]
+
+
+def test_schema_never_migrated_says_to_migrate() -> None:
+    done = tickler("worker", "--dsn", DSN, "--schema", "never_migrated_x", "--deliver", "true")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("tickler: error: ")
+    assert "tickler db migrate" in lines[0]
