@@ -13,6 +13,12 @@ A typical callable resumes the user's agent: it loads the conversation for
 ``session`` and runs one turn with ``message.text`` as the user message (with
 the PydanticAI or OpenAI Agents adapter), keeping ``message.key`` so a repeat
 after a crash is dropped.
+
+A callable that declares a third parameter, ``function(message, session,
+tools)``, also gets the session's live runtime (an object with ``call_tool``,
+e.g. for ``schedule_toolset(tools)``), so the resumed turn can create, list
+and delete reminders while the worker holds the session: the hand-over runs
+outside the session's queue, so those calls never wait on the delivery.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, cast
 
 from tickler.adapters.delivery import DeliveryFailed, DeliveryHost, _positive
+from tickler.adapters.tools import ToolCaller
 from tickler.shell.host import FollowUp
 
 DEFAULT_CALLABLE_TIMEOUT_S: Final = 30.0
@@ -32,7 +39,22 @@ CALLABLE_NAME: Final = re.compile(
     r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*"
 )
 
-DeliverFunction = Callable[[FollowUp, str], Awaitable[object] | object]
+DeliverFunction = Callable[..., Awaitable[object] | object]
+"""``function(message, session)`` or ``function(message, session, tools)``."""
+
+
+def _wants_tools(function: DeliverFunction) -> bool:
+    """Whether ``function`` takes a third positional argument."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in positional)
 
 
 def load_callable(name: str) -> DeliverFunction:
@@ -70,14 +92,20 @@ class DeliverCallable(DeliveryHost):
         self.timeout = _positive(timeout)
         self.name = name or getattr(function, "__qualname__", repr(function))
         self._async = inspect.iscoroutinefunction(function)
+        self._wants_tools = _wants_tools(function)
+        self.tools: ToolCaller | None = None
+        """The session's live runtime, passed as ``tools`` when set."""
 
     async def _deliver(self, message: FollowUp) -> None:
         try:
             async with asyncio.timeout(self.timeout):
+                args: tuple[object, ...] = (message, self.session)
+                if self._wants_tools:
+                    args = (*args, self.tools)
                 if self._async:
-                    await cast("Awaitable[object]", self.function(message, self.session))
+                    await cast("Awaitable[object]", self.function(*args))
                 else:
-                    await asyncio.to_thread(self.function, message, self.session)
+                    await asyncio.to_thread(self.function, *args)
         except TimeoutError:
             raise DeliveryFailed(
                 f"{self.name} did not return within {self.timeout:g} s for {message.key}"

@@ -227,6 +227,8 @@ class Worker:
         self.stats.sessions += 1
         host = self._deliver(log.header.id)
         runtime = ScheduleRuntime(log, _LeaseGuard(host, log), self._clock, timers=self._timers)
+        if isinstance(host, DeliverCallable):
+            host.tools = runtime  # the resumed turn's schedule tools
         try:
             await runtime.start()
             settled = await runtime.settle()
