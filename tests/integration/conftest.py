@@ -25,6 +25,8 @@ from tickler.adapters.stores.memory import MemoryStore
 from tickler.adapters.stores.sqlite import SqliteStore
 from tickler.shell.ports import NewEvent, SessionStore
 
+from .pgsupport import FIGURES
+
 CHILD = Path(__file__).with_name("store_child.py")
 DURABLE = ("jsonl", "sqlite")
 
@@ -228,3 +230,8 @@ class GatedFsync:
             self.held.set()
             self.gate.wait()
         os.fsync(fd)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for name, value in FIGURES.items():
+        terminalreporter.write_line(f"postgres: {name}: {value:g}")

@@ -20,6 +20,8 @@ from tickler.adapters.stores.postgres_schema import migrate
 
 DSN = os.environ.get("TICKLER_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")
 _COUNTER = itertools.count()
+FIGURES: dict[str, float] = {}
+"""Figures a test reports (the chaos test's counts); printed in the summary."""
 
 
 @dataclass(frozen=True)
