@@ -18,6 +18,14 @@ README = Path(tickler.__file__).resolve().parent / "README.md"
 FRAGMENT = "<!-- fragment -->"
 # Unset, so every block takes its offline default.
 ONLINE = ("TICKLER_MODEL", "OPENAI_API_KEY", "TICKLER_DIR")
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"  # the README's own default
+
+
+def _drop_schema(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @dataclass(frozen=True)
@@ -56,16 +64,23 @@ def test_a_readme_block_runs_as_written(block: Block, tmp_path: Path) -> None:
         return
     script = tmp_path / "snippet.py"
     script.write_text(block.code)
+    # A PostgreSQL block works in a schema of its own, dropped afterwards.
+    schema = f"readme_{os.getpid()}_{block.line}"
     env = {k: v for k, v in os.environ.items() if k not in ONLINE}
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env["TICKLER_SCHEMA"] = schema
+    try:
+        result = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        if "PostgresStore" in block.code:
+            _drop_schema(env.get("TICKLER_DSN", DEFAULT_DSN), schema)
     assert result.returncode == 0, f"README.md:{block.line}\n{result.stdout}\n{result.stderr}"
     assert result.stdout.strip(), "a README program shows what it did"
     assert "Traceback" not in result.stderr
