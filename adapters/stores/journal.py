@@ -22,6 +22,12 @@ no generation covering that file is deleted while it lags.
 Journal files are ``.journal/<owner>-<n>.wal`` (*generations*), each
 flock'ed while its process lives; a file whose lock can be taken belongs to
 a dead process and is replayed by :mod:`tickler.adapters.stores.recovery`.
+So a generation is never seen unlocked under its name: it is created as
+``<owner>-<n>.new``, locked, given its magic line, then renamed (see
+:func:`~tickler.adapters.stores.locks.create_locked`); recovery removes a
+``.new`` file whose lock it can take (a crash before the rename: it holds
+no record). If recovery takes one first, the journal tries the next
+number.
 A generation's file is created when first needed; if that fails (no
 descriptor left, no space), the round or append that needed it fails and
 the next one tries again — no failure leaves the journal unusable.
@@ -63,7 +69,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import secrets
@@ -74,6 +79,7 @@ from typing import Final
 
 from tickler.adapters.stores.committer import Done, Rounds, SyncThread
 from tickler.adapters.stores.files import Fsync, pwrite_all, store_error, write_all
+from tickler.adapters.stores.locks import STAGING_SUFFIX, create_locked
 from tickler.adapters.stores.wal import MAGIC, encode_record
 from tickler.shell.ports import StoreError
 
@@ -84,6 +90,9 @@ _CHECKPOINT_THREADS: Final = 4  # session files synced at once by a checkpoint
 _CHECKPOINT_CHUNK: Final = 16  # session files per checkpoint job
 _BASE_THREADS: Final = 8  # session files synced at once by a round (first appends)
 DEFAULT_ZERO_AHEAD: Final = 1 << 19  # bytes of zeros written ahead of the records
+# Each failed try needs another process's recovery to take the staging file
+# in the microseconds between its creation and its lock.
+_CREATE_TRIES: Final = 8
 
 
 class SessionFile:
@@ -439,23 +448,21 @@ class Journal:
         (nothing changed: the next caller tries again)."""
         if gen.fd >= 0:
             return
-        self._count += 1
-        path = self.directory / f"{self._owner}-{self._count}.wal"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-        try:
-            fd = os.open(path, flags, 0o644)
-        except OSError as exc:
-            raise store_error(f"cannot create the journal {path}", exc) from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            write_all(fd, MAGIC)
-        except OSError as exc:
-            os.close(fd)
+        for _ in range(_CREATE_TRIES):
+            self._count += 1
+            name = f"{self._owner}-{self._count}"
+            path = self.directory / f"{name}.wal"
             try:
-                path.unlink(missing_ok=True)
-            except OSError:
-                LOG.warning("cannot remove the unused journal %s", path)
-            raise store_error(f"cannot start the journal {path}", exc) from exc
+                fd = create_locked(path, self.directory / f"{name}{STAGING_SUFFIX}", MAGIC)
+            except OSError as exc:
+                raise store_error(f"cannot create the journal {path}", exc) from exc
+            if fd is not None:
+                break
+        else:
+            raise StoreError(
+                f"cannot create a journal in {self.directory}: another process's recovery "
+                f"removed it while it was being created, {_CREATE_TRIES} times"
+            )
         gen.number, gen.path, gen.fd, gen.size = self._count, path, fd, len(MAGIC)
         gen.zeroed = gen.size
         gen.needs_dir_sync = True

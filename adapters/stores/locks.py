@@ -12,6 +12,12 @@ writes its header (see ``JsonlStore``), so of two openers racing to create
 a session one writes it and the other gets SessionLocked, and a crash
 before the header was written leaves an empty file that the next opener
 starts afresh.
+
+A journal file's lock tells whether its owner lives, so the file must never
+be seen under its name unlocked: :func:`create_locked` creates it under a
+*staging* name, locks it, then renames it. Whoever takes a lock by name may
+also get a file its owner removed meanwhile (opened before the removal,
+locked after the owner let go): :func:`still_named` tells.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ import fcntl
 import os
 from pathlib import Path
 
-from tickler.adapters.stores.files import open_nofollow
+from tickler.adapters.stores.files import open_nofollow, write_all
 from tickler.shell.ports import SessionLocked
 
 _READ_WRITE = os.O_RDWR | os.O_APPEND
+STAGING_SUFFIX = ".new"  # a file being created by create_locked
 
 
 def try_lock(path: Path, *, create: bool = True, flags: int = os.O_RDWR) -> int | None:
@@ -46,6 +53,48 @@ def try_lock(path: Path, *, create: bool = True, flags: int = os.O_RDWR) -> int 
         os.close(fd)
         raise
     return fd
+
+
+def create_locked(path: Path, staging: Path, head: bytes) -> int | None:
+    """Create ``path`` holding ``head``, already locked when it appears
+    under that name (it is created as ``staging``, locked, written, then
+    renamed); the locked descriptor. None when a remover of dead staging
+    files took ``staging`` first (it removes it: try another name). Raises
+    OSError, leaving nothing behind."""
+    fd = open_nofollow(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)  # the remover holding it unlinks it
+        return None
+    except BaseException:
+        os.close(fd)
+        staging.unlink(missing_ok=True)
+        raise
+    try:
+        write_all(fd, head)
+        # Missing only if a remover unlinked it before our lock (it unlinks
+        # only while holding the lock, and we hold it from here on).
+        staging.rename(path)
+    except FileNotFoundError:
+        os.close(fd)
+        return None
+    except BaseException:
+        staging.unlink(missing_ok=True)  # still ours: we hold its lock
+        os.close(fd)
+        raise
+    return fd
+
+
+def still_named(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not removed,
+    nor replaced, since it was opened)."""
+    try:
+        named = path.lstat()
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def lock_session(path: Path, session_id: str) -> int:

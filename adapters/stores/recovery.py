@@ -10,6 +10,13 @@ Two repairs, both reported (returned, and logged on ``tickler.store``):
   session's missing events are appended by seq (which also completes a batch
   a crash cut short), the files synced, the journals deleted.
 
+A live journal is never taken for dead: its owner creates it locked (see
+:func:`~tickler.adapters.stores.locks.create_locked`), and a journal whose
+lock is taken only after its owner checkpointed it, removed it and let go
+(it was opened just before) is no longer under its name: it is skipped, its
+events being in synced session files. Dead staging files (a crash while
+creating a journal: no record in them) are removed.
+
 Lines reach a session file only after their journal record was written, and
 a journal is deleted only after the files it covers were synced (see the
 journal's "Written at the round"), so a crash cut always has its record in
@@ -44,7 +51,7 @@ from tickler.adapters.stores.files import (
     sync_path,
     write_all,
 )
-from tickler.adapters.stores.locks import try_lock
+from tickler.adapters.stores.locks import STAGING_SUFFIX, still_named, try_lock
 from tickler.adapters.stores.scan import Scanned, line_number, scan_file
 from tickler.adapters.stores.wal import Record, scan_journal
 from tickler.shell.ports import InvalidSessionId, StoreError, validate_session_id
@@ -123,13 +130,15 @@ class Recovery:
 
 def _replay_all(recovery: Recovery, held: Mapping[str, int], fresh: Collection[str]) -> list[str]:
     directory, fsync = recovery.directory, recovery._fsync
+    _remove_dead_staging(recovery.journal_dir)
     dead = _dead_journals(recovery.journal_dir)
     try:
         records = _read_dead(dead)  # raises CorruptStore before anything changed
         notes, failures = _replay(directory, records, fsync, held, fresh)
         if not failures:
             for path in dead:
-                path.unlink()
+                # Ours to delete (locked and still named): nobody else may.
+                path.unlink(missing_ok=True)
             if dead:
                 fsync(recovery.dir_fd)
     finally:
@@ -148,9 +157,34 @@ def _dead_journals(journal_dir: Path) -> dict[Path, int]:
     dead: dict[Path, int] = {}
     for path in sorted(journal_dir.glob("*.wal"), key=journal_order):
         fd = try_lock(path, create=False)
-        if fd is not None:
+        if fd is None:
+            continue
+        try:
+            named = still_named(path, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if named:
             dead[path] = fd
+        else:
+            # Opened just before its owner checkpointed, deleted and closed
+            # it: its events are in synced session files, nothing to replay.
+            os.close(fd)
     return dead
+
+
+def _remove_dead_staging(journal_dir: Path) -> None:
+    """Remove the staging files of journals whose creation a crash cut (their
+    lock can be taken); they hold no record. A live creator that loses its
+    staging file to us tries another name."""
+    for path in journal_dir.glob(f"*{STAGING_SUFFIX}"):
+        fd = try_lock(path, create=False)
+        if fd is None:
+            continue
+        try:
+            path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
 
 
 def _read_dead(dead: dict[Path, int]) -> list[Record]:
