@@ -11,9 +11,11 @@ and create the schema once with ``tickler db migrate --dsn DSN``.
 * **Appends are fenced.** ``append`` keeps the batch in memory; ``flush``
   waits for a commit round that writes every session's pending batches in
   ONE statement (group commit). Each session's rows are written only if the
-  stored ``length`` is still the expected next ``seq`` and the lease token
-  is still ours; else that session is *lost*: nothing of it is written,
-  and ``flush``/``append`` raise :class:`SessionLost` from then on. The
+  lease (owner and token) is still ours and the stored ``length`` is the
+  expected next ``seq`` (or within the batch, when an earlier round
+  committed but its reply was lost); else that session is *lost*: nothing
+  of it is written, and ``flush``/``append`` raise :class:`SessionLost`
+  from then on. The
   event key ``(session_id, seq)`` makes a second write of a seq impossible
   even so. Two writers can never both extend the same state; the loser
   re-reads by opening the session again.
@@ -33,11 +35,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import socket
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -73,6 +77,11 @@ logger = logging.getLogger("tickler.postgres")
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 DEFAULT_LEASE_S: Final = 60.0
 _PAGE: Final = 1000
+# A pooled connection idle longer than this is checked (one empty query)
+# before use: after a server restart or an idle cut by the network, the
+# first commit gets a live connection instead of failing. A busy store
+# reuses its connections sooner and never pays for the check.
+_CHECK_IDLE_S: Final = 1.0
 
 Row = tuple[Any, ...]
 
@@ -156,6 +165,7 @@ class PostgresLog:
         return snapshot if snapshot is not None and snapshot.through <= self.length else None
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
+        self._check_writable()  # a closed log's lease is gone: not "taken over"
         if not 0 <= snapshot.through <= self.length:
             raise StoreError(f"a snapshot through {snapshot.through} is beyond {self.length}")
         await self.flush()  # never durable ahead of the events it covers
@@ -259,14 +269,11 @@ class PostgresStore:
         self.lease_s = lease_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._connect_timeout_s = connect_timeout_s
-        self._pool = AsyncConnectionPool(
-            dsn,
-            min_size=1,
-            max_size=max(1, pool_size),
-            open=False,
-            kwargs={"autocommit": True},
-            name=f"tickler-{self.schema}",
+        self._pool_size = max(1, pool_size)
+        self._last_used: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Row], float] = (
+            weakref.WeakKeyDictionary()
         )
+        self._pool = self._new_pool()
         self._opened = False
         self._opening = asyncio.Lock()
         self._closed = False
@@ -289,8 +296,11 @@ class PostgresStore:
     async def open(self, session_id: str, *, created_at: int) -> PostgresLog:
         validate_session_id(session_id)
         await self._start()
-        if session_id in self._logs:
+        held = self._logs.get(session_id)
+        if held is not None and held.lost is None:
             raise SessionLocked(f"session {session_id!r} is already open in this store")
+        if held is not None:
+            self.forget(held)  # lost: it raises SessionLost; opening again re-reads
         fresh = header_line(SessionHeader(id=session_id, created_at=created_at))[:-1]
         s = self.schema
         sent_at = time.monotonic()
@@ -415,22 +425,43 @@ class PostgresStore:
         async with self._opening:  # uncontended: no suspension
             if self._opened:
                 return
+            pool = self._pool = self._new_pool()  # a closed pool cannot be opened again
             try:
-                await self._pool.open(wait=True, timeout=self._connect_timeout_s)
-                async with self._pool.connection() as conn:
+                await pool.open(wait=True, timeout=self._connect_timeout_s)
+                async with pool.connection() as conn:
                     await check_version(conn, self.schema)
             except BaseException as exc:
-                await self._pool.close()
+                await pool.close()
                 if isinstance(exc, psycopg.Error | PoolTimeout):
                     raise StoreError(f"cannot use PostgreSQL: {exc}") from exc
                 raise
             self._opened = True
 
+    def _new_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Row]]:
+        return AsyncConnectionPool(
+            self.dsn,
+            min_size=1,
+            max_size=self._pool_size,
+            open=False,
+            kwargs={"autocommit": True},
+            check=self._check_if_idle,
+            name=f"tickler-{self.schema}",
+        )
+
+    async def _check_if_idle(self, conn: psycopg.AsyncConnection[Row]) -> None:
+        """The pool's check at checkout (a failed one takes another)."""
+        last = self._last_used.get(conn)
+        if last is None or time.monotonic() - last > _CHECK_IDLE_S:
+            await AsyncConnectionPool.check_connection(conn)
+
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Row]]:
         try:
             async with self._pool.connection() as conn:
-                yield conn
+                try:
+                    yield conn
+                finally:
+                    self._last_used[conn] = time.monotonic()
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
 
@@ -488,30 +519,32 @@ class PostgresStore:
         """Write every session's pending events, wake and lease in one
         statement; a session whose length or lease moved is lost."""
         work = [
-            (log, len(log.pending))
+            _Sent(log, len(log.pending), log.wake, log.failures_to_write, log.release)
             for log in self._logs.values()
             if log.lost is None and (log.pending or log.dirty or log.release)
         ]
         if not work:
             return
         rows = _RoundRows()
-        for log, count in work:
-            rows.add(log, count)
+        for sent in work:
+            rows.add(sent)
         sent_at = time.monotonic()
         async with self._connection() as conn:
             cursor = await conn.execute(self._sql_commit, rows.params(self))
             result = await cursor.fetchone()
         written = set(result[0] if result is not None else ())
-        for log, count in work:
+        for sent in work:
+            log = sent.log
             if log.header.id not in written:
                 log.lost = _lost_text(log.header.id)
                 logger.warning("%s", log.lost)
                 continue
-            log.committed_round(count, sent_at)
-            log.stored_wake = log.wake
-            log.failures = log.failures_to_write
-            log.dirty = False
-            if log.release:  # the lease ended with this round: never in another
+            log.committed_round(sent.written, sent_at)
+            log.stored_wake = sent.wake
+            log.failures = sent.failures
+            # Changed while the round was in flight: the next round writes it.
+            log.dirty = log.wake != sent.wake or log.failures_to_write != sent.failures
+            if sent.release:  # the lease ended with this round: never in another
                 log.release = False
                 self.forget(log)
 
@@ -545,24 +578,44 @@ class PostgresStore:
             for log in logs:
                 if log.header.id in kept:
                     log.renewed_at = sent_at
-                elif log.lost is None:
+                elif log.lost is None and self._logs.get(log.header.id) is log:
                     log.lost = _lost_text(log.header.id)
                     logger.warning("%s", log.lost)
 
     def _sync_query(self, query: str, params: tuple[object, ...]) -> list[Row]:
+        """A read on the store's own blocking connection. A read is safe to
+        repeat, so a connection found broken (the server restarted or ended
+        it while idle) is replaced once before the error is reported."""
         if self._closed:
             raise StoreError("the store is closed")
         with self._sync_lock:
-            try:
-                if self._sync is None or self._sync.closed:
-                    self._sync = psycopg.connect(
-                        self.dsn, autocommit=True, connect_timeout=int(self._connect_timeout_s)
-                    )
-                return self._sync.execute(query, params).fetchall()
-            except psycopg.Error as exc:
-                if self._sync is not None and self._sync.broken:
-                    self._sync = None
-                raise StoreError(f"PostgreSQL: {exc}") from exc
+            for attempt in (1, 2):
+                try:
+                    if self._sync is None or self._sync.closed:
+                        self._sync = psycopg.connect(
+                            self.dsn,
+                            autocommit=True,
+                            # libpq reads 0 as "wait forever"
+                            connect_timeout=max(1, math.ceil(self._connect_timeout_s)),
+                        )
+                    return self._sync.execute(query, params).fetchall()
+                except psycopg.Error as exc:
+                    broken = self._sync is not None and self._sync.broken
+                    if broken:
+                        self._sync = None
+                    if not broken or attempt == 2:
+                        raise StoreError(f"PostgreSQL: {exc}") from exc
+        raise AssertionError("unreachable")
+
+
+class _Sent(NamedTuple):
+    """What one round writes for one log (it may change meanwhile)."""
+
+    log: PostgresLog
+    written: int  # pending events written
+    wake: int | None
+    failures: int
+    release: bool
 
 
 class _RoundRows:
@@ -583,15 +636,16 @@ class _RoundRows:
         self.e_data: list[bytes] = []
         self.notify = False
 
-    def add(self, log: PostgresLog, count: int) -> None:
+    def add(self, sent: _Sent) -> None:
+        log, count = sent.log, sent.written
         session_id = log.header.id
         self.ids.append(session_id)
         self.expected.append(log.committed)
         self.lengths.append(log.committed + count)
         self.tokens.append(log.token)
-        self.wakes.append(log.wake)
-        self.failures.append(log.failures_to_write)
-        self.releases.append(log.release)
+        self.wakes.append(sent.wake)
+        self.failures.append(sent.failures)
+        self.releases.append(sent.release)
         for item in log.pending[:count]:
             self.e_ids.append(session_id)
             self.e_seqs.append(item.seq)
@@ -600,8 +654,8 @@ class _RoundRows:
             self.e_data.append(bytes(item.data))
         # Wake sleeping workers when this session needs one sooner than the
         # index said, or when a holder lets go of a session with a wake.
-        if log.wake is not None and (
-            log.release or log.stored_wake is None or log.wake < log.stored_wake
+        if sent.wake is not None and (
+            sent.release or log.stored_wake is None or sent.wake < log.stored_wake
         ):
             self.notify = True
 
@@ -627,15 +681,23 @@ class _RoundRows:
 
 
 def _commit_sql(s: str) -> str:
-    # One statement, so one implicit transaction and one round trip: the
-    # sessions whose length and lease token still match are updated, and
-    # only their events are inserted.
+    # One statement, so one implicit transaction and one round trip. A
+    # session is written only while its lease (owner and token) is still
+    # ours, and only if its stored length is where this handle's pending
+    # batch starts, or inside that batch: a round that committed but whose
+    # reply was lost (the connection died) wrote a prefix of the same
+    # pending events under the same lease, since nobody else writes with
+    # our token. Only the events past the stored length are inserted. The
+    # rows are locked in id order first (and so read as locked), so
+    # concurrent rounds over overlapping sessions cannot deadlock.
     return f"""
 WITH u AS (
   SELECT * FROM unnest(%(ids)s::text[], %(expected)s::bigint[], %(lengths)s::bigint[],
                        %(tokens)s::bigint[], %(wakes)s::bigint[], %(failures)s::int[],
                        %(releases)s::bool[])
     AS u(id, expected, length, token, wake, failures, release)
+), cur AS (
+  SELECT id, length FROM {s}.sessions WHERE id = ANY(%(ids)s::text[]) ORDER BY id FOR UPDATE
 ), ok AS (
   UPDATE {s}.sessions AS s SET
     length = u.length,
@@ -644,17 +706,18 @@ WITH u AS (
     lease_owner = CASE WHEN u.release THEN NULL ELSE s.lease_owner END,
     lease_until = CASE WHEN u.release THEN NULL
                        ELSE now() + %(lease)s * interval '1 second' END
-  FROM u
-  WHERE s.id = u.id AND s.length = u.expected AND s.lease_token = u.token
-    AND s.lease_owner = %(owner)s
-  RETURNING s.id
+  FROM u JOIN cur ON cur.id = u.id
+  WHERE s.id = u.id AND cur.length BETWEEN u.expected AND u.length
+    AND s.lease_token = u.token AND s.lease_owner = %(owner)s
+  RETURNING s.id, cur.length AS stored
 ), ins AS (
   INSERT INTO {s}.events (session_id, seq, type, time, data)
   SELECT e.session_id, e.seq, e.type, e.time, e.data
     FROM unnest(%(e_ids)s::text[], %(e_seqs)s::bigint[], %(e_types)s::text[],
                 %(e_times)s::bigint[], %(e_data)s::bytea[])
       AS e(session_id, seq, type, time, data)
-   WHERE e.session_id IN (SELECT id FROM ok)
+    JOIN ok ON ok.id = e.session_id
+   WHERE e.seq >= ok.stored
 )
 SELECT array(SELECT id FROM ok),
        (SELECT count(*) FROM (SELECT pg_notify(%(channel)s, '') WHERE %(notify)s) AS n)

@@ -33,7 +33,12 @@ except ImportError as exc:
 
 SCHEMA_VERSION: Final = 1
 DEFAULT_SCHEMA: Final = "tickler"
-_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+# PostgreSQL names are at most 63 bytes, and the NOTIFY channel is the
+# schema's name + "_wake": a longer schema would make every notifying commit
+# fail ("channel name too long").
+_WAKE_SUFFIX: Final = "_wake"
+MAX_SCHEMA_LENGTH: Final = 63 - len(_WAKE_SUFFIX)
+_NAME: Final = re.compile(rf"[a-z_][a-z0-9_]{{0,{MAX_SCHEMA_LENGTH - 1}}}")
 # Serialises concurrent migrations of any tickler schema in one database.
 _MIGRATION_LOCK: Final = 0x7469636B6C6572  # "tickler"
 
@@ -44,17 +49,19 @@ class SchemaMissing(StoreError):
 
 def schema_name(name: object) -> str:
     """A schema name that needs no quoting: lower-case letters, digits and
-    ``_``, not starting with a digit, at most 63 characters."""
+    ``_``, not starting with a digit, at most 58 characters (its NOTIFY
+    channel, ``<schema>_wake``, must fit PostgreSQL's 63)."""
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
         raise ValueError(
-            f"invalid schema name {name!r}: use 1-63 of a-z 0-9 _, not starting with a digit"
+            f"invalid schema name {name!r}: use 1-{MAX_SCHEMA_LENGTH} of a-z 0-9 _,"
+            " not starting with a digit"
         )
     return name
 
 
 def notify_channel(schema: str) -> str:
     """The LISTEN/NOTIFY channel on which commits announce a nearer wake."""
-    return f"{schema}_wake"
+    return f"{schema}{_WAKE_SUFFIX}"
 
 
 def _ddl(schema: str) -> tuple[str, ...]:

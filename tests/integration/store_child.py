@@ -40,9 +40,18 @@ async def sqlite_store(location: str) -> SessionStore:
     return SqliteStore(location)
 
 
+async def postgres_store(location: str) -> SessionStore:
+    """``SCHEMA:DSN`` (a schema name has no colon; the DSN may)."""
+    from tickler.adapters.stores.postgres import PostgresStore  # psycopg is an extra
+
+    schema, _, dsn = location.partition(":")
+    return PostgresStore(dsn, schema=schema)
+
+
 OPENERS: dict[str, Callable[[str], Awaitable[SessionStore]]] = {
     "jsonl": jsonl_store,
     "sqlite": sqlite_store,
+    "postgres": postgres_store,
 }
 
 
