@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test lint specs bench bench-core bench-runtime bench-stores clean
+.PHONY: install demo test lint specs bench bench-core bench-runtime bench-stores bench-postgres clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -40,8 +40,8 @@ specs: install
 	$(BIN)/python specs/generate.py
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
-# run (the machine may be shared); about 6 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime
+# run (the machine may be shared); about 10 minutes in all on 2 cores.
+bench: bench-core bench-stores bench-runtime bench-postgres
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -51,6 +51,10 @@ bench-stores: install
 
 bench-runtime: install
 	$(BIN)/python bench/runtime.py
+
+# PostgreSQL workers against procrastinate, on the local server (127.0.0.1:5432).
+bench-postgres: install
+	$(BIN)/python -m bench.postgres
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
