@@ -169,6 +169,8 @@ class Worker:
         self._timers = TimerHeap(self._clock)
         self._active: set[asyncio.Task[None]] = set()
         self._look = asyncio.Event()  # look for due sessions now
+        self._backlog = False  # the last claim was full: more is probably due
+        self._refill = max(1, concurrency // 2)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until ``stop`` is set; then finish (see ``grace_s``).
@@ -198,7 +200,9 @@ class Worker:
     async def _claim_round(self) -> float:
         """Lease and start what is due; the seconds to sleep after."""
         free = self._concurrency - len(self._active)
-        if free <= 0:
+        if free <= 0 or (self._backlog and free < self._refill):
+            # A backlog is claimed in batches, not one query per finished
+            # session: a finishing session wakes us when enough are free.
             return self._poll_s
         now = self._clock.now_ms()
         try:
@@ -207,7 +211,8 @@ class Worker:
                 task = asyncio.get_running_loop().create_task(self._run_session(log))
                 self._active.add(task)
                 task.add_done_callback(self._session_done)
-            if len(logs) == free:
+            self._backlog = len(logs) == free
+            if self._backlog:
                 return self._poll_s  # full: a finishing session wakes us
             due = await self.store.next_due()
         except StoreError as exc:
