@@ -179,6 +179,12 @@ class Worker:
         # Fail now, not once per poll, when the schema is missing or the
         # database cannot be reached at all.
         await self.store.next_due()
+        logger.info(
+            "worker %s: schema %s, concurrency %d",
+            self.store.owner,
+            self.store.schema,
+            self._concurrency,
+        )
         listener = asyncio.get_running_loop().create_task(self._listen())
         stopping = asyncio.get_running_loop().create_task(stop.wait())
         try:
@@ -327,8 +333,6 @@ async def run_worker(
     if signalled_early is not None and signalled_early():
         stop.set()
     try:
-        await store.next_due()  # no schema, no database: said once, before anything else
-        logger.info("worker %s: schema %s, concurrency %d", store.owner, store.schema, concurrency)
         await worker.run(stop)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -11,6 +11,7 @@ import click
 from tickler.adapters.cli.check import examine_paths, exit_code
 from tickler.adapters.cli.errors import CliError
 from tickler.adapters.cli.inspect_run import inspect_paths
+from tickler.adapters.cli.options import log_level_option
 from tickler.adapters.cli.output import print_json
 from tickler.core.zones import resolve_zone
 
@@ -143,13 +144,7 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
     metavar="SECONDS",
     help="Give up on one delivery attempt after this long (command 30, URL 10).",
 )
-@click.option(
-    "--log-level",
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    default="INFO",
-    show_default=True,
-    help="Level of the log on stderr.",
-)
+@log_level_option
 def mcp(
     *,
     store_dir: str,

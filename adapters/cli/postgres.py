@@ -10,10 +10,10 @@ import sys
 import click
 
 from tickler.adapters.cli.errors import CliError
+from tickler.adapters.cli.options import log_level_option
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def _require_psycopg() -> None:
@@ -103,12 +103,7 @@ def migrate(dsn: str, schema: str) -> int:
     metavar="SECONDS",
     help="On SIGTERM, wait this long for deliveries in flight (default: their deadline).",
 )
-@click.option(
-    "--log-level",
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    default="INFO",
-    show_default=True,
-)
+@log_level_option
 def worker(
     *,
     dsn: str,
@@ -134,6 +129,7 @@ def worker(
     _require_psycopg()
     import asyncio
 
+    from tickler.adapters.mcp_server import LOG_FORMAT
     from tickler.adapters.stores.postgres import PostgresStore
     from tickler.adapters.stores.postgres_schema import SchemaMissing
     from tickler.adapters.worker import (
