@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test lint specs bench bench-core bench-runtime bench-stores bench-postgres clean
+.PHONY: install demo test test-explore lint specs bench bench-core bench-runtime bench-stores bench-postgres clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -29,6 +29,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Property tests with random draws and more examples (make test draws the
+# same examples every run); failures are kept in .hypothesis/ and replayed.
+test-explore: install
+	TICKLER_HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q tests/property tests/unit
 
 lint: install
 	$(BIN)/ruff check .

@@ -77,6 +77,7 @@ _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 LIST_LOSSY_NUMBER: Final = (
     "schedule_list arguments must be JSON: -0, NaN and infinities are not JSON numbers."
 )
+LIST_NOT_OBJECT: Final = "schedule_list arguments must be a JSON object; send {}."
 _LOSSY_ARGUMENTS: Final = {
     LIST: error("invalid_rule", LIST_LOSSY_NUMBER),
     DELETE: error("invalid_rule", Msg.DELETE_ID),
@@ -91,7 +92,10 @@ def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleErro
     if name == CREATE:
         return _parse_create(arguments)
     if name == LIST:
-        # The reference's list takes no arguments and ignores any it is given.
+        # The reference's registry refuses arguments that are not an object
+        # (its parameter root is an object); keys in one are ignored.
+        if not isinstance(arguments, Mapping):
+            return Failure(error("invalid_rule", LIST_NOT_OBJECT))
         return Success(ListSchedules())
     if name == DELETE:
         return _parse_delete(arguments)

@@ -112,9 +112,25 @@ def test_malformed_call_answers_a_closed_code(tool: str, args: Any, code: str) -
     jsonschema.validate(value, OUTPUT_SCHEMAS[tool])
 
 
-@pytest.mark.parametrize("args", [None, [], "x", 1, {"anything": [1, 2]}], ids=repr)
-def test_list_ignores_whatever_arguments_it_is_given(args: Any) -> None:
+@pytest.mark.parametrize("args", [None, {}, {"anything": [1, 2]}], ids=repr)
+def test_list_ignores_the_keys_of_its_arguments(args: Any) -> None:
+    """None is "no arguments" (an MCP client that sends none, or null: the
+    SDK cannot tell them apart); the keys of an object are ignored."""
     assert handle(EMPTY_STATE, "schedule_list", args, NOW) == ((), "[]")
+
+
+@pytest.mark.parametrize("args", [[], [{}], "x", "", 1, 0, 1.5, True, False], ids=repr)
+def test_list_refuses_arguments_that_are_not_an_object(args: Any) -> None:
+    """The reference's registry refuses a call whose arguments are not an
+    object (its parameter root is one); tickler answers a closed code."""
+    changes, output = handle(fold_changes([CREATE_ONE]), "schedule_list", args, NOW)
+    assert changes == ()
+    value = json.loads(output)
+    assert value == {
+        "code": "invalid_rule",
+        "message": "schedule_list arguments must be a JSON object; send {}.",
+    }
+    jsonschema.validate(value, OUTPUT_SCHEMAS["schedule_list"])
 
 
 @pytest.mark.parametrize("name", ["schedule_update", "", "SCHEDULE_CREATE", "schedule_create "])
