@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test test-explore lint specs bench bench-core bench-runtime bench-stores bench-postgres clean
+.PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -34,6 +34,10 @@ test: install
 # same examples every run); failures are kept in .hypothesis/ and replayed.
 test-explore: install
 	TICKLER_HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q tests/property tests/unit
+
+# Change one rule at a time in core/ and check that the core suite fails.
+mutants: install
+	$(BIN)/python tests/mutants.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -17,12 +17,8 @@ import msgspec
 
 from tickler.core.deepjson import loads_any_depth
 from tickler.core.errors import CorruptScheduleLog
-from tickler.core.instant import is_real_canonical, matches_canonical_pattern
-from tickler.core.jsnum import safe_integer
-from tickler.core.jstext import is_trimmed_nonempty, js_string
+from tickler.core.jstext import js_string
 from tickler.core.model import (
-    MAX_EVERY_SECONDS,
-    MIN_EVERY_INTERVAL_SECONDS,
     AfterSchedule,
     AtSchedule,
     CreateChange,
@@ -35,44 +31,26 @@ from tickler.core.model import (
     delete,
     dispatch,
 )
+from tickler.core.rules import Breach, Reason, fields_rule, id_breach, instant_rule, log_reason
 from tickler.core.wire import fast_decode
 
 _CREATE_KEYS: Final = frozenset({"version", "operation", "schedule"})
 _ID_KEYS: Final = frozenset({"version", "operation", "id"})
 _DISPATCH_AT_KEYS: Final = frozenset({"version", "operation", "id", "acceptedAt"})
-_AFTER_KEYS: Final = frozenset({"id", "kind", "prompt", "afterSeconds", "scheduledAt"})
-_AT_KEYS: Final = frozenset({"id", "kind", "prompt", "scheduledAt"})
-_EVERY_KEYS: Final = frozenset({"id", "kind", "prompt", "everySeconds", "scheduledAt"})
-
-
-class Reason:
-    """The reference's exact corrupt-log reasons."""
-
-    PAYLOAD: Final = "schedule/change payload must be an object"
-    VERSION: Final = "schedule/change version must be 1"
-    OPERATION: Final = "schedule/change operation must be create, delete, or dispatch"
-    CREATE_KEYS: Final = "schedule create must contain exactly version, operation, and schedule"
-    DELETE_KEYS: Final = "schedule delete must contain exactly version, operation, and id"
-    DISPATCH_KEYS: Final = "schedule dispatch must contain id and optional acceptedAt only"
-    RECORD: Final = "schedule record must be an object"
-    KIND: Final = 'v1 schedule kind must be "after", "at", or "every"'
-    AFTER_KEYS: Final = (
-        "after schedule must contain exactly id, kind, prompt, afterSeconds, and scheduledAt"
-    )
-    AT_KEYS: Final = "at schedule must contain exactly id, kind, prompt, and scheduledAt"
-    EVERY_KEYS: Final = (
-        "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt"
-    )
-    AFTER_SECONDS: Final = "afterSeconds must be a positive safe integer"
-    EVERY_SECONDS: Final = "everySeconds must be a safe integer of at least 300"
-    ID: Final = "schedule id must be a non-empty string without surrounding whitespace"
-    INSTANT_SHAPE: Final = "scheduledAt must be a canonical four-digit-year RFC 3339 UTC instant"
-    INSTANT_REAL: Final = "scheduledAt is not a real UTC calendar instant"
-    NOT_JSON: Final = "schedule/change payload is not valid JSON"
-
-    @staticmethod
-    def prompt(kind: str) -> str:
-        return f"{kind} prompt must be non-empty and already trimmed"
+# Per kind: its exact key set, the reason a wrong one gets, its interval key.
+_RECORD_SHAPES: Final = {
+    "after": (
+        frozenset({"id", "kind", "prompt", "afterSeconds", "scheduledAt"}),
+        Reason.AFTER_KEYS,
+        "afterSeconds",
+    ),
+    "at": (frozenset({"id", "kind", "prompt", "scheduledAt"}), Reason.AT_KEYS, ""),
+    "every": (
+        frozenset({"id", "kind", "prompt", "everySeconds", "scheduledAt"}),
+        Reason.EVERY_KEYS,
+        "everySeconds",
+    ),
+}
 
 
 def decode_change(raw: bytes | str | msgspec.Raw) -> ScheduleChange:
@@ -124,66 +102,42 @@ def decode_change_value(value: object) -> ScheduleChange:
 def _decode_record(value: object) -> ScheduleRecord:
     if not isinstance(value, Mapping):
         raise CorruptScheduleLog(Reason.RECORD)
-    keys = value.keys()
-    match value.get("kind"):
-        case "after":
-            if keys != _AFTER_KEYS:
-                raise CorruptScheduleLog(Reason.AFTER_KEYS)
-            prompt = _decode_prompt(value["prompt"], "after")
-            after_seconds = safe_integer(value["afterSeconds"])
-            if after_seconds is None or after_seconds <= 0:
-                raise CorruptScheduleLog(Reason.AFTER_SECONDS)
-            return AfterSchedule(
-                id=_decode_id(value["id"]),
-                prompt=prompt,
-                after_seconds=after_seconds,
-                scheduled_at=_decode_instant(value["scheduledAt"]),
-            )
-        case "at":
-            if keys != _AT_KEYS:
-                raise CorruptScheduleLog(Reason.AT_KEYS)
-            prompt = _decode_prompt(value["prompt"], "at")
-            return AtSchedule(
-                id=_decode_id(value["id"]),
-                prompt=prompt,
-                scheduled_at=_decode_instant(value["scheduledAt"]),
-            )
-        case "every":
-            if keys != _EVERY_KEYS:
-                raise CorruptScheduleLog(Reason.EVERY_KEYS)
-            prompt = _decode_prompt(value["prompt"], "every")
-            every_seconds = safe_integer(value["everySeconds"])
-            if every_seconds is None or not (
-                MIN_EVERY_INTERVAL_SECONDS <= every_seconds <= MAX_EVERY_SECONDS
-            ):
-                raise CorruptScheduleLog(Reason.EVERY_SECONDS)
-            return EverySchedule(
-                id=_decode_id(value["id"]),
-                prompt=prompt,
-                every_seconds=every_seconds,
-                scheduled_at=_decode_instant(value["scheduledAt"]),
-            )
-        case _:
-            raise CorruptScheduleLog(Reason.KIND)
-
-
-def _decode_prompt(value: object, kind: str) -> str:
-    if not isinstance(value, str) or not is_trimmed_nonempty(value):
-        raise CorruptScheduleLog(Reason.prompt(kind))
-    return value
+    kind = value.get("kind")
+    if not isinstance(kind, str) or kind not in _RECORD_SHAPES:
+        raise CorruptScheduleLog(Reason.KIND)
+    shape = _RECORD_SHAPES[kind]
+    keys, keys_reason, seconds_key = shape
+    if value.keys() != keys:
+        raise CorruptScheduleLog(keys_reason)
+    prompt, schedule_id, scheduled_at = value["prompt"], value["id"], value["scheduledAt"]
+    checked = fields_rule(kind, prompt, value.get(seconds_key), schedule_id, scheduled_at)
+    if isinstance(checked, Breach):
+        raise CorruptScheduleLog(log_reason(checked, kind=kind))
+    # The rules said so:
+    assert isinstance(prompt, str)
+    assert isinstance(schedule_id, str)
+    assert isinstance(scheduled_at, str)
+    seconds = checked[0]
+    if kind == "after":
+        return AfterSchedule(schedule_id, prompt, seconds, scheduled_at)
+    if kind == "every":
+        return EverySchedule(schedule_id, prompt, seconds, scheduled_at)
+    return AtSchedule(schedule_id, prompt, scheduled_at)
 
 
 def _decode_id(value: object) -> str:
-    if not isinstance(value, str) or not is_trimmed_nonempty(value):
-        raise CorruptScheduleLog(Reason.ID)
+    breach = id_breach(value)
+    if breach is not None:
+        raise CorruptScheduleLog(log_reason(breach))
+    assert isinstance(value, str)
     return value
 
 
 def _decode_instant(value: object) -> str:
-    if not isinstance(value, str) or not matches_canonical_pattern(value):
-        raise CorruptScheduleLog(Reason.INSTANT_SHAPE)
-    if not is_real_canonical(value):
-        raise CorruptScheduleLog(Reason.INSTANT_REAL)
+    read = instant_rule(value)
+    if isinstance(read, Breach):
+        raise CorruptScheduleLog(log_reason(read))
+    assert isinstance(value, str)
     return value
 
 

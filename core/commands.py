@@ -19,9 +19,15 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from tickler.core.errors import INTERNAL_ERROR, Msg, ScheduleError, error
-from tickler.core.jsnum import holds_lossy_number, is_json_number, safe_integer
-from tickler.core.jstext import es_trim, is_trimmed_nonempty
-from tickler.core.model import MIN_EVERY_INTERVAL_SECONDS
+from tickler.core.jsnum import holds_lossy_number, is_json_number
+from tickler.core.rules import (
+    Breach,
+    after_seconds_rule,
+    every_interval_rule,
+    id_breach,
+    tool_error,
+    tool_prompt,
+)
 
 
 class CreateAfter(msgspec.Struct, frozen=True):
@@ -61,7 +67,6 @@ Command: TypeAlias = ToolCommand | DeliverDue
 CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
-TOOL_NAMES: Final = (CREATE, LIST, DELETE)
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 
@@ -103,33 +108,37 @@ def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleErro
 
 
 def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
+    """The pre-queue checks, in the reference's order: the selector set (a
+    shape), then the prompt and the interval rules (the rulebook's)."""
     if not isinstance(args, Mapping):
         return Failure(error("invalid_selector", Msg.SELECTOR))
     present = [key for key in _SELECTORS if key in args]
     if not args.keys() <= _CREATE_KEYS or len(present) != 1:
         return Failure(error("invalid_selector", Msg.SELECTOR))
     prompt = args.get("prompt")
-    if not isinstance(prompt, str) or not es_trim(prompt):
-        return Failure(error("invalid_prompt", Msg.PROMPT))
+    if not isinstance(prompt, str) or isinstance(tool_prompt(prompt), Breach):
+        return Failure(tool_error(Breach.PROMPT))
     selector = present[0]
     value = args[selector]
     if selector == "at":
         return Success(CreateAt(prompt, value))
     # -0.0, NaN and infinities are not JSON numbers: the wrong type, like "30".
-    seconds = safe_integer(value) if is_json_number(value) else None
+    number = value if is_json_number(value) else None
     if selector == "after_seconds":
-        if seconds is None or seconds <= 0:
-            return Failure(error("invalid_rule", Msg.AFTER_SECONDS))
+        seconds = after_seconds_rule(number)
+        if isinstance(seconds, Breach):
+            return Failure(tool_error(seconds))
         return Success(CreateAfter(prompt, seconds))
-    if seconds is None:
-        return Failure(error("invalid_rule", Msg.EVERY_SECONDS))
-    if seconds < MIN_EVERY_INTERVAL_SECONDS:
-        return Failure(error("frequency_too_high", Msg.EVERY_FLOOR))
-    return Success(CreateEvery(prompt, seconds))
+    interval = every_interval_rule(number)
+    if isinstance(interval, Breach):
+        return Failure(tool_error(interval))
+    return Success(CreateEvery(prompt, interval))
 
 
 def _parse_delete(args: object) -> Result[ToolCommand, ScheduleError]:
     schedule_id = args.get("id") if isinstance(args, Mapping) else None
-    if not isinstance(schedule_id, str) or not is_trimmed_nonempty(schedule_id):
-        return Failure(error("invalid_rule", Msg.DELETE_ID))
+    breach = id_breach(schedule_id)
+    if breach is not None:
+        return Failure(tool_error(breach))
+    assert isinstance(schedule_id, str)
     return Success(DeleteSchedule(schedule_id))

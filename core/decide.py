@@ -19,14 +19,10 @@ from tickler.core.commands import (
     DeliverDue,
     ListSchedules,
 )
-from tickler.core.errors import Msg, ScheduleError, error
-from tickler.core.fixedrate import lattice
+from tickler.core.errors import ScheduleError
 from tickler.core.framing import every_batch_framing, one_shot_framing
-from tickler.core.instant import format_instant, in_range, parse_instant
-from tickler.core.jsnum import is_safe_integer, safe_integer
-from tickler.core.jstext import es_trim, is_trimmed_nonempty, join_surrogate_pairs
+from tickler.core.instant import format_instant, parse_instant
 from tickler.core.model import (
-    MIN_EVERY_INTERVAL_SECONDS,
     AfterSchedule,
     AtSchedule,
     EverySchedule,
@@ -48,10 +44,20 @@ from tickler.core.outcomes import (
     ViewState,
     Wait,
 )
+from tickler.core.rules import (
+    Breach,
+    after_seconds_rule,
+    every_interval_rule,
+    id_breach,
+    is_due,
+    lattice_rule,
+    target_breach,
+    tool_error,
+    tool_prompt,
+)
 from tickler.core.state import State
 
 Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
-_OUT_OF_RANGE = error("time_out_of_range", Msg.OUT_OF_RANGE)
 # Greater than any creation order: bounds "every key with target <= now".
 _AFTER_EVERY_ORDER = 2**63
 
@@ -60,7 +66,9 @@ def decide(state: State, command: Command, now: int) -> Decision:
     """Changes to append (possibly none) and the outcome, for ``command`` at
     ``now``. A rejected command yields no changes. An unusable ``now`` (not a
     safe integer) fails only where the reference reads it: the range rule of
-    a new target, and a fixed-rate batch."""
+    a new target, and a fixed-rate batch. Every rule is the rulebook's
+    (:mod:`tickler.core.rules`); a command built by hand is judged as fully
+    as one from :func:`~tickler.core.commands.parse_tool_call`."""
     match command:
         case CreateAfter() | CreateAt() | CreateEvery():
             return _create(state, command, now)
@@ -74,7 +82,7 @@ def decide(state: State, command: Command, now: int) -> Decision:
 
 
 def view_state(record: ScheduleRecord, now: int) -> ViewState:
-    return "overdue" if now >= parse_instant(record.scheduled_at) else "scheduled"
+    return "overdue" if is_due(parse_instant(record.scheduled_at), now) else "scheduled"
 
 
 def view(record: ScheduleRecord, now: int) -> ScheduleView:
@@ -84,17 +92,14 @@ def view(record: ScheduleRecord, now: int) -> ScheduleView:
 def future_instant(target: int, now: int) -> str | ScheduleError:
     """The range rule (the clock sample must be usable too), then the
     strictly-future rule."""
-    if not is_safe_integer(now) or not is_safe_integer(target) or not in_range(target):
-        return _OUT_OF_RANGE
-    if target <= now:
-        return error("not_future", Msg.NOT_FUTURE)
-    return format_instant(target)
+    breach = target_breach(target, now)
+    return tool_error(breach) if breach is not None else format_instant(target)
 
 
 def _after(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
-    seconds = safe_integer(raw)
-    if seconds is None or seconds <= 0:
-        return error("invalid_rule", Msg.AFTER_SECONDS)
+    seconds = after_seconds_rule(raw)
+    if isinstance(seconds, Breach):
+        return tool_error(seconds)
     at = future_instant(now + seconds * 1000, now)
     if isinstance(at, ScheduleError):
         return at
@@ -110,27 +115,20 @@ def _at(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord 
 
 
 def _every(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
-    seconds = safe_integer(raw)
-    if seconds is None:
-        return error("invalid_rule", Msg.EVERY_SECONDS)
-    if seconds < MIN_EVERY_INTERVAL_SECONDS:
-        return error("frequency_too_high", Msg.EVERY_FLOOR)
+    seconds = every_interval_rule(raw)
+    if isinstance(seconds, Breach):
+        return tool_error(seconds)
     at = future_instant(now + seconds * 1000, now)
     if isinstance(at, ScheduleError):
         return at
     return EverySchedule(id=schedule_id, prompt=prompt, every_seconds=seconds, scheduled_at=at)
 
 
-def _trimmed_prompt(prompt: object) -> str:
-    # Stored as a replay will read it back: surrogate pairs joined.
-    return es_trim(join_surrogate_pairs(prompt)) if isinstance(prompt, str) else ""
-
-
 def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
     """The domain checks, in the reference's order (prompt first)."""
-    prompt = _trimmed_prompt(command.prompt)
-    if not prompt:
-        return error("invalid_prompt", Msg.PROMPT)
+    prompt = tool_prompt(command.prompt)
+    if isinstance(prompt, Breach):
+        return tool_error(prompt)
     match command:
         case CreateAfter(after_seconds=raw):
             return _after(prompt, raw, schedule_id, now)
@@ -149,8 +147,10 @@ def _create(state: State, command: CreateSchedule, now: int) -> Decision:
 
 
 def _delete(state: State, schedule_id: object) -> Decision:
-    if not isinstance(schedule_id, str) or not is_trimmed_nonempty(schedule_id):
-        return (), Failure(error("invalid_rule", Msg.DELETE_ID))
+    breach = id_breach(schedule_id)
+    if breach is not None:
+        return (), Failure(tool_error(breach))
+    assert isinstance(schedule_id, str)
     if state.get(schedule_id) is None:
         return (), Success(NotFound(schedule_id))
     return (delete(schedule_id),), Success(Deleted(schedule_id))
@@ -160,13 +160,13 @@ def _deliver_due(state: State, now: int) -> Decision:
     """One due one-shot (earliest target, then creation order); else one batch
     of every due fixed-rate record, each at its latest occurrence; else wait."""
     first_one_shot = state.one_shots.first()
-    if first_one_shot is not None and first_one_shot[0] <= now:
+    if first_one_shot is not None and is_due(first_one_shot[0], now):
         record = state.entries[first_one_shot[2]].record
         occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
         delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
         return (dispatch(record.id),), Success(delivery)
     first_every = state.everies.first()
-    if first_every is not None and first_every[0] <= now:
+    if first_every is not None and is_due(first_every[0], now):
         return _every_batch(state, now)
     return (), Success(Wait(next_target(state)))
 
@@ -179,16 +179,16 @@ def next_target(state: State) -> int | None:
 
 
 def _every_batch(state: State, now: int) -> Decision:
-    if not is_safe_integer(now) or not in_range(now):
-        return (), Failure(_OUT_OF_RANGE)
-    accepted_at = format_instant(now)
     occurrences: list[Occurrence] = []
     for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
         active = state.entries[schedule_id]
         record = active.record
         assert isinstance(record, EverySchedule)
-        occurrence, _ = lattice(active.target, record.every_seconds, now)
-        occurrences.append(Occurrence(schedule_id, format_instant(occurrence), record.prompt))
+        step = lattice_rule(active.target, record.every_seconds, now)
+        if isinstance(step, Breach):  # the clock is outside years 0001-9999
+            return (), Failure(tool_error(step))
+        occurrences.append(Occurrence(schedule_id, format_instant(step[0]), record.prompt))
+    accepted_at = format_instant(now)
     changes = tuple(dispatch(o.id, accepted_at) for o in occurrences)
     delivery = Delivery(every_batch_framing(occurrences), tuple(occurrences), accepted_at)
     return changes, Success(delivery)

@@ -23,6 +23,8 @@ def safe_integer(value: object) -> int | None:
 
     Mirrors ``Number.isSafeInteger``: finite, integral, |x| <= 2**53 - 1.
     """
+    if type(value) is int:  # the usual case first
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

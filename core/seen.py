@@ -103,7 +103,11 @@ class SeenBuilder:
         self.next_id = f"{PREFIX}1"
         self.others: set[str] = set()
 
-    def __contains__(self, schedule_id: str) -> bool:
+    def __contains__(self, schedule_id: object) -> bool:
+        if schedule_id == self.next_id:  # the usual question: is the next allocated id free?
+            return False  # (``add`` keeps next_id out of ``others``)
+        if not isinstance(schedule_id, str):
+            return False
         return schedule_id in self.others or _in_run(schedule_id, self.contiguous)
 
     def add(self, schedule_id: str) -> None:

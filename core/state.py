@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import islice
 from typing import Final, NamedTuple, Protocol
 
@@ -19,14 +18,10 @@ from msgspec import UNSET
 
 from tickler.core.codec import decode_change
 from tickler.core.errors import CorruptScheduleLog
-from tickler.core.fixedrate import lattice
-from tickler.core.instant import MAX_INSTANT_MS, format_instant, parse_instant
-from tickler.core.jsnum import MAX_SAFE_INTEGER, safe_integer
-from tickler.core.jstext import ES_WHITESPACE, js_string
+from tickler.core.instant import format_instant, parse_instant
+from tickler.core.jsnum import safe_integer
 from tickler.core.layered import LayeredMap
 from tickler.core.model import (
-    MAX_EVERY_SECONDS,
-    MIN_EVERY_INTERVAL_SECONDS,
     AfterSchedule,
     CreateChange,
     DeleteChange,
@@ -35,16 +30,27 @@ from tickler.core.model import (
     ScheduleChange,
     ScheduleRecord,
 )
+from tickler.core.rules import (
+    Breach,
+    Reason,
+    after_seconds_rule,
+    dispatch_form_breach,
+    every_seconds_rule,
+    id_breach,
+    instant_rule,
+    is_stored_text,
+    lattice_rule,
+    log_reason,
+    occurrence_rule,
+    record_rule,
+    reuse_breach,
+)
 from tickler.core.seen import SeenBuilder, SeenIds
 from tickler.core.session import SessionEvent
 from tickler.core.sortedkeys import DueKey, SortedKeys
-from tickler.core.wire import decode_many, instant_ms
+from tickler.core.wire import decode_many
 
 SCHEDULE_CHANGE: Final = "schedule/change"
-
-
-class SeedReason:
-    OUT_OF_LOG: Final = "schedule seedLength must be within the supplied event log"
 
 
 class Entry(NamedTuple):
@@ -93,7 +99,10 @@ EMPTY_STATE: Final = State(LayeredMap(), SeenIds(), 0, SortedKeys(), SortedKeys(
 
 class _Book(Protocol):
     def get(self, schedule_id: str) -> Entry | None: ...
-    def seen(self, schedule_id: str) -> bool: ...
+    def __contains__(self, schedule_id: object) -> bool:
+        """Whether ``schedule_id`` was ever created (the seen ids)."""
+        ...
+
     @property
     def created(self) -> int: ...
     def create(self, new: Entry) -> None: ...
@@ -101,58 +110,60 @@ class _Book(Protocol):
     def remove(self, entry: Entry) -> None: ...
 
 
-def _inactive(operation: str, schedule_id: str) -> CorruptScheduleLog:
-    return CorruptScheduleLog(f"schedule {operation} targets inactive id {js_string(schedule_id)}")
+def _broken(breach: Breach, change_id: str = "", kind: str = "") -> CorruptScheduleLog:
+    return CorruptScheduleLog(log_reason(breach, kind=kind, schedule_id=change_id))
 
 
-def _apply(book: _Book, change: ScheduleChange, instant: int = -1) -> None:
-    """The v1 transition rules (reference section (c)). ``instant`` is the
-    ms of the change's scheduledAt or acceptedAt when the caller already read
-    it (-1: read it here)."""
+def _apply(book: _Book, change: ScheduleChange) -> None:
+    """The log's rules (reference section (c)), each from the rulebook: the
+    record's fields, then ids never reused; deletes and dispatches of active
+    ids; the dispatch's form and the fixed-rate lattice."""
     match change:
         case CreateChange(schedule=record):
-            if book.seen(record.id):
-                raise CorruptScheduleLog(f"schedule id {js_string(record.id)} was reused")
-            target = instant if instant >= 0 else parse_instant(record.scheduled_at)
+            target = record_rule(record)
+            if isinstance(target, Breach):
+                raise _broken(target, kind=record.kind)
+            reused = reuse_breach(book, record.id)
+            if reused is not None:
+                raise _broken(reused, record.id)
             book.create(Entry(book.created, record, target))
         case DeleteChange(id=schedule_id):
             entry = book.get(schedule_id)
             if entry is None:
-                raise _inactive("delete", schedule_id)
+                raise _broken(id_breach(schedule_id) or Breach.DELETE_INACTIVE, schedule_id)
             book.remove(entry)
         case DispatchChange(id=schedule_id, accepted_at=accepted_at):
             entry = book.get(schedule_id)
             if entry is None:
-                raise _inactive("dispatch", schedule_id)
-            if not isinstance(accepted_at, str):
-                _dispatch(book, entry, None)
-            else:
-                _dispatch(book, entry, instant if instant >= 0 else _accepted_ms(accepted_at))
+                invalid = id_breach(schedule_id)
+                if invalid is not None:
+                    raise _broken(invalid)
+                raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
+            _dispatch(book, entry, accepted_at if isinstance(accepted_at, str) else None)
 
 
-def _dispatch(book: _Book, entry: Entry, accepted_ms: int | None) -> None:
+def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
     """A one-shot finishes; a fixed-rate record moves to its next lattice
     point after ``accepted_at``, or ends past year 9999."""
     record = entry.record
-    if not isinstance(record, EverySchedule):
-        if accepted_ms is not None:
-            raise CorruptScheduleLog("one-shot dispatch must not contain acceptedAt")
+    form = dispatch_form_breach(record, accepted_at is not None)
+    if form is not None:
+        raise _broken(form)
+    if accepted_at is None or not isinstance(record, EverySchedule):
         book.remove(entry)
         return
-    if accepted_ms is None:
-        raise CorruptScheduleLog("every dispatch must contain acceptedAt")
-    _, following = lattice(entry.target, record.every_seconds, accepted_ms)
-    if following is None:
+    accepted_ms = instant_rule(accepted_at)
+    if isinstance(accepted_ms, Breach):
+        raise _broken(accepted_ms)
+    step = lattice_rule(entry.target, record.every_seconds, accepted_ms)
+    if isinstance(step, Breach):
+        raise _broken(step)
+    following = step[1]
+    if following is None:  # past year 9999: the series ends
         book.remove(entry)
     else:
         moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
         book.replace(entry, Entry(entry.order, moved, following))
-
-
-@lru_cache(maxsize=64)
-def _accepted_ms(accepted_at: str) -> int:
-    """A fixed-rate batch's dispatches share one ``acceptedAt``: read it once."""
-    return parse_instant(accepted_at)
 
 
 class _PersistentBook:
@@ -166,7 +177,7 @@ class _PersistentBook:
     def get(self, schedule_id: str) -> Entry | None:
         return self.state.entries.get(schedule_id)
 
-    def seen(self, schedule_id: str) -> bool:
+    def __contains__(self, schedule_id: object) -> bool:
         return schedule_id in self.state.seen_ids
 
     def _index(self, entry: Entry, add: bool) -> tuple[SortedKeys, SortedKeys]:
@@ -222,9 +233,7 @@ class _FoldBook:
     def get(self, schedule_id: str) -> Entry | None:
         return self.entries.get(schedule_id)
 
-    def seen(self, schedule_id: str) -> bool:
-        if schedule_id == self.seen_ids.next_id:  # the usual case: the next allocated id
-            return False
+    def __contains__(self, schedule_id: object) -> bool:
         return schedule_id in self.seen_ids
 
     def create(self, new: Entry) -> None:
@@ -278,7 +287,7 @@ def _seed_length(seed_length: object) -> int:
     """A JSON safe integer >= 0 (``1.0`` is 1), else the reference's reason."""
     value = safe_integer(seed_length)
     if value is None or value < 0:
-        raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
+        raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
     return value
 
 
@@ -291,7 +300,7 @@ def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
     seed = _seed_length(seed_length)
     log = events if isinstance(events, Sequence) else list(events)
     if len(log) < seed:
-        raise CorruptScheduleLog(SeedReason.OUT_OF_LOG)
+        raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
     owned = [event.data for event in islice(log, seed, None) if event.type == SCHEDULE_CHANGE]
     book = _FoldBook()
     try:
@@ -323,14 +332,15 @@ def _log_index(log: Sequence[SessionEvent], seed: int, position: int) -> int:
     raise AssertionError("position beyond the owned changes")  # pragma: no cover
 
 
-def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, written out inline
+def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per usual change
     book: _FoldBook, owned: list[msgspec.Raw], start: int
 ) -> None:
-    """Decode a chunk in one call and replay it on the fast path, written out
-    inline because it runs once per logged change. A change the fast path
-    cannot vouch for goes through the exact decoder and the general rules
-    (:func:`_apply`), for its exact outcome or reason. The property tests
-    hold both paths to the same result.
+    """Decode a chunk in one call and replay it on the fast path: the usual
+    change (a valid create of a new id, a delete or dispatch of an active
+    one) is judged by the same rules as :func:`_apply` but applied to plain
+    dicts, with no exception raised. Any other change goes through the exact
+    decoder and :func:`_apply`, for its exact outcome or reason. The
+    property tests hold both paths to the same result.
 
     A fixed-rate record moved here keeps its old ``scheduledAt`` text (only
     its target moves); ``freeze`` writes the text once, for the survivors.
@@ -343,49 +353,61 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, written out in
         return
     entries, seen = book.entries, book.seen_ids
     new_entry = _new_entry
-    strip, ws = str.strip, ES_WHITESPACE
     accepted_text, accepted_ms = "", 0
     for position, change in enumerate(decoded, start):
         if type(change) is DispatchChange:
-            active = entries.get(change.id)  # an active id was checked at its create
-            if active is not None:
-                accepted = change.accepted_at
-                if type(active.record) is not EverySchedule:
-                    if accepted is UNSET:
+            # An active id's text was judged at its create.
+            active = entries.get(change.id)
+            accepted = change.accepted_at
+            if (
+                active is not None
+                and dispatch_form_breach(active.record, accepted is not UNSET) is None
+            ):
+                if accepted is UNSET:
+                    del entries[change.id]  # a one-shot finishes
+                    continue
+                assert isinstance(accepted, str)
+                if accepted != accepted_text:  # a batch's dispatches share one acceptedAt
+                    read = instant_rule(accepted)
+                    if isinstance(read, Breach):
+                        _apply_exactly(book, position, chunk[position - start])
+                        continue
+                    accepted_text, accepted_ms = accepted, read
+                record = active.record
+                assert isinstance(record, EverySchedule)
+                # The interval and acceptedAt were judged valid already.
+                step = occurrence_rule(active.target, record.every_seconds * 1000, accepted_ms)
+                if not isinstance(step, Breach):
+                    following = step[1]
+                    if following is None:  # the series ends
                         del entries[change.id]
-                        continue
-                elif type(accepted) is str:
-                    if accepted != accepted_text:
-                        read = instant_ms(accepted)
-                        if read is None:
-                            _apply_exactly(book, position, chunk[position - start])
-                            continue
-                        accepted_text, accepted_ms = accepted, read
-                    target = active.target
-                    if accepted_ms >= target:
-                        interval = active.record.every_seconds * 1000
-                        following = target + ((accepted_ms - target) // interval + 1) * interval
-                        if following > MAX_INSTANT_MS:
-                            del entries[change.id]
-                        else:
-                            entries[change.id] = new_entry(
-                                Entry, (active.order, active.record, following)
-                            )
-                        continue
+                    else:
+                        entries[change.id] = new_entry(Entry, (active.order, record, following))
+                    continue
         elif type(change) is CreateChange:
+            # Every field rule must hold (their order only picks the reason,
+            # and a breach goes to the exact path for it); the id allocated
+            # next is a valid one that was never seen (``SeenBuilder``).
             record = change.schedule
-            prompt = record.prompt
-            if record.id == seen.next_id and prompt and strip(prompt, ws) == prompt:
-                if type(record) is AfterSchedule:
-                    ok = 0 < record.after_seconds <= MAX_SAFE_INTEGER
-                elif type(record) is EverySchedule:
-                    ok = MIN_EVERY_INTERVAL_SECONDS <= record.every_seconds <= MAX_EVERY_SECONDS
-                else:
-                    ok = True
-                target_ms = instant_ms(record.scheduled_at) if ok else None
-                if target_ms is not None:
-                    entries[record.id] = new_entry(Entry, (book.created, record, target_ms))
-                    seen.add(record.id)
+            if type(record) is AfterSchedule:
+                interval = after_seconds_rule(record.after_seconds)
+            elif type(record) is EverySchedule:
+                interval = every_seconds_rule(record.every_seconds)
+            else:
+                interval = 0
+            schedule_id = record.id
+            if (
+                type(interval) is int
+                and is_stored_text(record.prompt)
+                and (
+                    schedule_id == seen.next_id
+                    or (id_breach(schedule_id) is None and reuse_breach(seen, schedule_id) is None)
+                )
+            ):
+                target = instant_rule(record.scheduled_at)
+                if type(target) is int:
+                    entries[schedule_id] = new_entry(Entry, (book.created, record, target))
+                    seen.add(schedule_id)
                     book.created += 1
                     continue
         elif type(change) is DeleteChange and entries.pop(change.id, None) is not None:

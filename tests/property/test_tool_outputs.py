@@ -103,7 +103,8 @@ def test_any_arguments_get_a_schema_valid_answer(call: tuple[State, str, Json, i
     state, name, args, now = call
     out, changes = _check_answer(state, name, args, now)
     assert not (isinstance(out, dict) and out.get("code") == "internal_error")
-    if name == LIST and holds_lossy_number(args):  # refused, as the reference's registry does
+    if name == LIST and (holds_lossy_number(args) or not isinstance(args, dict | None)):
+        # refused, as the reference's registry refuses such arguments
         assert (out["code"], changes) == ("invalid_rule", ())
     elif name == LIST:
         assert changes == ()
@@ -155,5 +156,7 @@ def test_any_clock_reading_gets_a_schema_valid_answer(
 def test_an_empty_session_answers_too(name: str, args: Json) -> None:
     out, _ = _check_answer(EMPTY_STATE, name, args, 1_785_931_200_000)
     assert not (isinstance(out, dict) and out.get("code") == "internal_error")
-    if name == LIST and not holds_lossy_number(args):
+    if name == LIST and isinstance(args, dict | None) and not holds_lossy_number(args):
         assert out == []
+    elif name == LIST:
+        assert out["code"] == "invalid_rule"

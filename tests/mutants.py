@@ -1,0 +1,120 @@
+"""Rule mutants: each must make the core suite fail.
+
+``python tests/mutants.py`` (``make mutants``) changes one rule at a time in
+``core/`` - a bound, a comparison, a loop - runs the core suite
+(``tests/unit`` and ``tests/property``, stopping at the first failure) and
+reports each mutant killed or SURVIVED; the exit status is 1 when one
+survived. The files are restored after each run, and on any exit.
+
+A survivor is a rule no test holds: add the test, or the rule is written
+twice somewhere (a copy whose change a second copy hides).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+
+
+MUTANTS = (
+    # the three changes that once survived (issue: one rulebook)
+    Mutant("the every floor lowered", "core/rules.py",
+           "if value < MIN_EVERY_INTERVAL_SECONDS:", "if value < 60:"),
+    Mutant("a zero delay accepted", "core/rules.py",
+           "0 < value <= MAX_SAFE_INTEGER", "0 <= value <= MAX_SAFE_INTEGER"),
+    Mutant("seen ids: a loop made an if (fold)", "core/seen.py",
+           "        while self.next_id in self.others:", "        if self.next_id in self.others:"),
+    Mutant("seen ids: a loop made an if (evolve)", "core/seen.py",
+           "        while (following := f\"{PREFIX}{contiguous + 1}\") in others:",
+           "        if (following := f\"{PREFIX}{contiguous + 1}\") in others:"),
+    # more of the same kind
+    Mutant("the largest delay off by one", "core/rules.py",
+           "0 < value <= MAX_SAFE_INTEGER", "0 < value < MAX_SAFE_INTEGER"),
+    Mutant("every's milliseconds bound", "core/rules.py",
+           "value > MAX_EVERY_SECONDS", "value >= MAX_EVERY_SECONDS"),
+    Mutant("an empty text accepted", "core/rules.py",
+           'type(value) is str and value != "" and', "type(value) is str and"),
+    Mutant("a padded text accepted", "core/rules.py",
+           "value.strip(ES_WHITESPACE) == value", "value.strip() == value or True"),
+    Mutant("a dispatch at its target refused", "core/rules.py",
+           "if accepted_ms < target:", "if accepted_ms <= target:"),
+    Mutant("the series ends one ms early", "core/rules.py",
+           "following if following <= MAX_INSTANT_MS", "following if following < MAX_INSTANT_MS"),
+    Mutant("a target equal to now accepted", "core/rules.py",
+           "    if target <= now:\n        return Breach.NOT_FUTURE",
+           "    if target < now:\n        return Breach.NOT_FUTURE"),
+    Mutant("due one ms late", "core/rules.py",
+           "    return target <= now", "    return target < now"),
+    Mutant("the range's end excluded", "core/rules.py",
+           "if not MIN_INSTANT_MS <= target <= MAX_INSTANT_MS:",
+           "if not MIN_INSTANT_MS <= target < MAX_INSTANT_MS:"),
+    Mutant("the dispatch forms swapped", "core/rules.py",
+           "return Breach.ONE_SHOT_ACCEPTED_AT if has_accepted_at else None",
+           "return None"),
+    Mutant("a reused id accepted", "core/rules.py",
+           "return Breach.ID_REUSED if schedule_id in seen else None", "return None"),
+    Mutant("the fold's fast path skips the reuse rule", "core/state.py",
+           "and reuse_breach(seen, schedule_id) is None", ""),
+    Mutant("allocation from |seen|", "core/seen.py",
+           "        n = len(self) + 1", "        n = len(self) + 2"),
+    Mutant("the selector count", "core/commands.py",
+           "len(present) != 1", "len(present) > 1"),
+    Mutant("a fixed-rate batch misses its last record", "core/decide.py",
+           "(now, _AFTER_EVERY_ORDER, \"\")", "(now, 0, \"\")"),
+    Mutant("latest-only catch-up off by one interval", "core/rules.py",
+           "occurrence = target + (accepted_ms - target) // interval_ms * interval_ms",
+           "occurrence = target + ((accepted_ms - target) // interval_ms - 1) * interval_ms"),
+)  # fmt: skip
+
+
+def run(mutant: Mutant, python: str) -> bool:
+    """True when the suite fails with the mutant in place (killed)."""
+    path = ROOT / mutant.path
+    original = path.read_text(encoding="utf-8")
+    if original.count(mutant.old) != 1:
+        raise SystemExit(f"{mutant.name}: the text to change is not in {mutant.path} once")
+    try:
+        path.write_text(original.replace(mutant.old, mutant.new), encoding="utf-8")
+        result = subprocess.run(
+            [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+             "tests/unit", "tests/property"],
+            cwd=ROOT,
+            capture_output=True,
+            check=False,
+            env={**os.environ, "TICKLER_HYPOTHESIS_PROFILE": "ci"},
+        )  # fmt: skip
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return result.returncode != 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the mutants whose name contains this text")
+    args = parser.parse_args()
+    survivors = 0
+    for mutant in MUTANTS:
+        if args.only and args.only not in mutant.name:
+            continue
+        killed = run(mutant, sys.executable)
+        survivors += not killed
+        print(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name} ({mutant.path})", flush=True)
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

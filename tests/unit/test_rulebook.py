@@ -1,0 +1,398 @@
+# ruff: noqa: E501 - the case tables read best one case per line
+"""Every rule through every path that applies it, with the same verdict.
+
+Each case is one value that breaks exactly one rule of the rulebook
+(:mod:`tickler.core.rules`), or a boundary value that keeps it. A logged
+record or change is run through the exact decoder, the fold (its fast path
+first: the logs are valid JSON of the right types wherever the case allows),
+``evolve`` on the typed value (built by hand, so no decoder vouched for it)
+and ``check_log``; a tool call through ``parse_tool_call`` and ``decide`` on
+a command built by hand. Every path must answer the rule's verdict: the
+same breach, shown as that path shows it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from returns.pipeline import is_successful
+
+from tickler.core import (
+    SCHEDULE_CHANGE,
+    CorruptScheduleLog,
+    CreateAfter,
+    CreateEvery,
+    DeleteSchedule,
+    ScheduleChange,
+    SessionEvent,
+    State,
+    check_log,
+    decide,
+    decode_change,
+    evolve,
+    fold,
+    fold_changes,
+    parse_tool_call,
+)
+from tickler.core.model import (
+    AfterSchedule,
+    AtSchedule,
+    EverySchedule,
+    create,
+    delete,
+    dispatch,
+)
+from tickler.core.rules import Breach, log_reason, tool_error
+from tickler.core.session import event
+
+T0 = "2026-08-05T12:00:00.000Z"
+T1 = "2026-08-05T12:05:00.000Z"
+NOW = 1785931200000  # T0 in ms
+MAX_SAFE = 2**53 - 1
+
+
+def _record(kind: str, **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"id": "schedule-1", "kind": kind, "prompt": "p"}
+    if kind == "after":
+        base["afterSeconds"] = 300
+    elif kind == "every":
+        base["everySeconds"] = 300
+    base["scheduledAt"] = T1
+    base.update(fields)
+    return base
+
+
+def _typed(record: dict[str, Any]) -> Any:
+    """The record as a Struct built by hand: nothing validated it."""
+    kind = record["kind"]
+    if kind == "after":
+        return AfterSchedule(
+            record["id"], record["prompt"], record["afterSeconds"], record["scheduledAt"]
+        )
+    if kind == "every":
+        return EverySchedule(
+            record["id"], record["prompt"], record["everySeconds"], record["scheduledAt"]
+        )
+    return AtSchedule(record["id"], record["prompt"], record["scheduledAt"])
+
+
+@dataclass(frozen=True)
+class LogCase:
+    """A log: changes before (valid) and the judged one last."""
+
+    name: str
+    before: tuple[dict[str, Any], ...]
+    judged: dict[str, Any]
+    breach: Breach | None  # None: every path accepts it
+    kind: str = ""
+    schedule_id: str = ""
+
+
+def _create(record: dict[str, Any]) -> dict[str, Any]:
+    return {"version": 1, "operation": "create", "schedule": record}
+
+
+def _delete(schedule_id: str) -> dict[str, Any]:
+    return {"version": 1, "operation": "delete", "id": schedule_id}
+
+
+def _dispatch(schedule_id: str, accepted_at: str | None = None) -> dict[str, Any]:
+    change: dict[str, Any] = {"version": 1, "operation": "dispatch", "id": schedule_id}
+    if accepted_at is not None:
+        change["acceptedAt"] = accepted_at
+    return change
+
+
+def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
+    return tuple(_create(_record("at", id=f"schedule-{n}")) for n in numbers)
+
+
+EVERY = _create(_record("every", id="schedule-1"))
+AT = _create(_record("at", id="schedule-1"))
+LOG_CASES = [
+    # prompt
+    LogCase("prompt empty", (), _create(_record("after", prompt="")), Breach.PROMPT, "after"),
+    LogCase("prompt padded", (), _create(_record("at", prompt=" p")), Breach.PROMPT, "at"),
+    LogCase("prompt nbsp", (), _create(_record("every", prompt="p\u00a0")), Breach.PROMPT, "every"),
+    LogCase("prompt not text", (), _create(_record("at", prompt=5)), Breach.PROMPT, "at"),
+    LogCase("prompt inner space", (), _create(_record("at", prompt="a b")), None),
+    # afterSeconds
+    LogCase("after 0", (), _create(_record("after", afterSeconds=0)), Breach.AFTER_SECONDS),
+    LogCase("after -1", (), _create(_record("after", afterSeconds=-1)), Breach.AFTER_SECONDS),
+    LogCase("after 1", (), _create(_record("after", afterSeconds=1)), None),
+    LogCase("after max safe", (), _create(_record("after", afterSeconds=MAX_SAFE)), None),
+    LogCase(
+        "after 2^53", (), _create(_record("after", afterSeconds=MAX_SAFE + 1)), Breach.AFTER_SECONDS
+    ),
+    LogCase("after 1.5", (), _create(_record("after", afterSeconds=1.5)), Breach.AFTER_SECONDS),
+    LogCase("after true", (), _create(_record("after", afterSeconds=True)), Breach.AFTER_SECONDS),
+    LogCase("after text", (), _create(_record("after", afterSeconds="30")), Breach.AFTER_SECONDS),
+    # everySeconds
+    LogCase("every 60", (), _create(_record("every", everySeconds=60)), Breach.EVERY_TOO_FREQUENT),
+    LogCase(
+        "every 299", (), _create(_record("every", everySeconds=299)), Breach.EVERY_TOO_FREQUENT
+    ),
+    LogCase("every 0", (), _create(_record("every", everySeconds=0)), Breach.EVERY_TOO_FREQUENT),
+    LogCase("every 300", (), _create(_record("every", everySeconds=300)), None),
+    LogCase("every largest", (), _create(_record("every", everySeconds=MAX_SAFE // 1000)), None),
+    LogCase(
+        "every ms unsafe",
+        (),
+        _create(_record("every", everySeconds=MAX_SAFE // 1000 + 1)),
+        Breach.EVERY_TOO_LONG,
+    ),
+    LogCase(
+        "every 300.5", (), _create(_record("every", everySeconds=300.5)), Breach.EVERY_NOT_INTEGER
+    ),
+    # id
+    LogCase("id empty", (), _create(_record("at", id="")), Breach.ID),
+    LogCase("id padded", (), _create(_record("at", id="schedule-1 ")), Breach.ID),
+    LogCase("id foreign", (), _create(_record("at", id="custom")), None),
+    LogCase("delete id padded", (AT,), _delete(" schedule-1"), Breach.ID),
+    LogCase("dispatch id empty", (AT,), _dispatch(""), Breach.ID),
+    # scheduledAt / acceptedAt
+    LogCase("instant no ms", (), _create(_record("at", scheduledAt=T1[:19] + "Z")), Breach.INSTANT_SHAPE),
+    LogCase(
+        "instant year 0", (), _create(_record("at", scheduledAt="0000" + T1[4:])), Breach.INSTANT_SHAPE
+    ),
+    LogCase(
+        "instant 30 Feb",
+        (),
+        _create(_record("at", scheduledAt="2026-02-30T00:00:00.000Z")),
+        Breach.INSTANT_NOT_REAL,
+    ),
+    LogCase("instant 29 Feb leap", (), _create(_record("at", scheduledAt="2028-02-29T00:00:00.000Z")), None),
+    LogCase(
+        "instant 29 Feb 2100",
+        (),
+        _create(_record("at", scheduledAt="2100-02-29T00:00:00.000Z")),
+        Breach.INSTANT_NOT_REAL,
+    ),
+    LogCase("instant first", (), _create(_record("at", scheduledAt="0001-01-01T00:00:00.000Z")), None),
+    LogCase("instant last", (), _create(_record("at", scheduledAt="9999-12-31T23:59:59.999Z")), None),
+    LogCase("accepted bad", (EVERY,), _dispatch("schedule-1", "2026-13-01T00:00:00.000Z"), Breach.INSTANT_SHAPE),
+    # ids are never reused
+    LogCase("reuse", _ids(1), _create(_record("at", id="schedule-1")), Breach.ID_REUSED, schedule_id="schedule-1"),
+    LogCase(
+        "reuse deleted",
+        (*_ids(1), _delete("schedule-1")),
+        _create(_record("at", id="schedule-1")),
+        Breach.ID_REUSED,
+        schedule_id="schedule-1",
+    ),
+    LogCase(
+        "reuse after out-of-order ids",
+        (*_ids(2, 3, 4, 1), _delete("schedule-3")),
+        _create(_record("at", id="schedule-3")),
+        Breach.ID_REUSED,
+        schedule_id="schedule-3",
+    ),
+    LogCase("out-of-order new id", _ids(2, 3, 4, 1), _create(_record("at", id="schedule-5")), None),
+    LogCase(
+        "reuse foreign",
+        _ids(7),
+        _create(_record("at", id="schedule-7")),
+        Breach.ID_REUSED,
+        schedule_id="schedule-7",
+    ),
+    # deletes and dispatches of active ids
+    LogCase("delete unknown", (), _delete("schedule-1"), Breach.DELETE_INACTIVE, schedule_id="schedule-1"),
+    LogCase(
+        "delete twice",
+        (AT, _delete("schedule-1")),
+        _delete("schedule-1"),
+        Breach.DELETE_INACTIVE,
+        schedule_id="schedule-1",
+    ),
+    LogCase(
+        "dispatch finished",
+        (AT, _dispatch("schedule-1")),
+        _dispatch("schedule-1"),
+        Breach.DISPATCH_INACTIVE,
+        schedule_id="schedule-1",
+    ),
+    LogCase("dispatch one-shot", (AT,), _dispatch("schedule-1"), None),
+    LogCase("one-shot with acceptedAt", (AT,), _dispatch("schedule-1", T1), Breach.ONE_SHOT_ACCEPTED_AT),
+    LogCase("every without acceptedAt", (EVERY,), _dispatch("schedule-1"), Breach.EVERY_NO_ACCEPTED_AT),
+    # the lattice
+    LogCase(
+        "dispatch before target",
+        (EVERY,),
+        _dispatch("schedule-1", "2026-08-05T12:04:59.999Z"),
+        Breach.DISPATCH_PRECEDES,
+    ),
+    LogCase("dispatch at target", (EVERY,), _dispatch("schedule-1", T1), None),
+    LogCase(
+        "dispatch at the end",
+        (_create(_record("every", scheduledAt="9999-12-31T23:55:00.000Z")),),
+        _dispatch("schedule-1", "9999-12-31T23:59:59.999Z"),
+        None,
+    ),
+]  # fmt: skip
+
+
+def _events(changes: list[dict[str, Any]]) -> list[SessionEvent]:
+    return [
+        event(SCHEDULE_CHANGE, seq, 0, json.dumps(change).encode())
+        for seq, change in enumerate(changes)
+    ]
+
+
+def _state(before: tuple[dict[str, Any], ...]) -> State:
+    return fold(_events(list(before)))
+
+
+def _typed_change(change: dict[str, Any]) -> ScheduleChange:
+    if change["operation"] == "create":
+        return create(_typed(change["schedule"]))
+    if change["operation"] == "delete":
+        return delete(change["id"])
+    return dispatch(change["id"], change.get("acceptedAt"))
+
+
+def _expected(case: LogCase) -> str:
+    assert case.breach is not None
+    return log_reason(case.breach, kind=case.kind, schedule_id=case.schedule_id)
+
+
+@pytest.mark.parametrize("case", LOG_CASES, ids=lambda case: case.name)
+def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
+    events = _events([*case.before, case.judged])
+    judged_at = len(case.before)
+    typed = _typed_change(case.judged)
+    state = _state(case.before)
+    field_rule = case.breach in {
+        Breach.PROMPT,
+        Breach.AFTER_SECONDS,
+        Breach.EVERY_NOT_INTEGER,
+        Breach.EVERY_TOO_FREQUENT,
+        Breach.EVERY_TOO_LONG,
+        Breach.ID,
+        Breach.INSTANT_SHAPE,
+        Breach.INSTANT_NOT_REAL,
+    }
+    if case.breach is None:
+        decode_change(json.dumps(case.judged))
+        folded = fold(events)
+        assert evolve(state, typed) == folded
+        checked = check_log(events)
+        assert is_successful(checked)
+        assert checked.unwrap() == folded
+        return
+    reason = _expected(case)
+    # the exact decoder: field rules only (the log's transitions need a state)
+    if field_rule:
+        with pytest.raises(CorruptScheduleLog) as decoded:
+            decode_change(json.dumps(case.judged))
+        assert decoded.value.reason == reason
+    else:
+        decode_change(json.dumps(case.judged))
+    # the fold (fast path, then the exact path for the reason)
+    with pytest.raises(CorruptScheduleLog) as folded_error:
+        fold(events)
+    assert (folded_error.value.reason, folded_error.value.index) == (reason, judged_at)
+    # evolve, on the typed change nothing vouched for
+    with pytest.raises(CorruptScheduleLog) as evolved:
+        evolve(state, typed)
+    assert evolved.value.reason == reason
+    # the checker
+    checked = check_log(events)
+    assert not is_successful(checked)
+    assert (checked.failure().reason, checked.failure().index) == (reason, judged_at)
+
+
+@dataclass(frozen=True)
+class ToolCase:
+    """A tool call: its arguments, and the command built by hand for decide
+    (None when only the parser sees the value)."""
+
+    name: str
+    tool: str
+    args: dict[str, Any]
+    command: object
+    breach: Breach | None
+    now: int = NOW
+
+
+TOOL_CASES = [
+    ToolCase("prompt blank", "schedule_create", {"prompt": " \u3000", "after_seconds": 5},
+             CreateAfter(" \u3000", 5), Breach.PROMPT),
+    ToolCase("prompt padded ok", "schedule_create", {"prompt": " p ", "after_seconds": 5},
+             CreateAfter(" p ", 5), None),
+    ToolCase("after 0", "schedule_create", {"prompt": "p", "after_seconds": 0},
+             CreateAfter("p", 0), Breach.AFTER_SECONDS),
+    ToolCase("after 1", "schedule_create", {"prompt": "p", "after_seconds": 1},
+             CreateAfter("p", 1), None),
+    ToolCase("after 1.5", "schedule_create", {"prompt": "p", "after_seconds": 1.5},
+             CreateAfter("p", 1.5), Breach.AFTER_SECONDS),  # type: ignore[arg-type]
+    ToolCase("after 2^53", "schedule_create", {"prompt": "p", "after_seconds": MAX_SAFE + 1},
+             CreateAfter("p", MAX_SAFE + 1), Breach.AFTER_SECONDS),
+    ToolCase("every 299", "schedule_create", {"prompt": "p", "every_seconds": 299},
+             CreateEvery("p", 299), Breach.EVERY_TOO_FREQUENT),
+    ToolCase("every -300", "schedule_create", {"prompt": "p", "every_seconds": -300},
+             CreateEvery("p", -300), Breach.EVERY_TOO_FREQUENT),
+    ToolCase("every 300", "schedule_create", {"prompt": "p", "every_seconds": 300},
+             CreateEvery("p", 300), None),
+    ToolCase("every 300.5", "schedule_create", {"prompt": "p", "every_seconds": 300.5},
+             CreateEvery("p", 300.5), Breach.EVERY_NOT_INTEGER),  # type: ignore[arg-type]
+    ToolCase("delete id padded", "schedule_delete", {"id": "schedule-1 "},
+             DeleteSchedule("schedule-1 "), Breach.ID),
+    ToolCase("delete id empty", "schedule_delete", {"id": ""}, DeleteSchedule(""), Breach.ID),
+    ToolCase("after past the range", "schedule_create",
+             {"prompt": "p", "after_seconds": 251616369600}, CreateAfter("p", 251616369600),
+             Breach.OUT_OF_RANGE),
+    ToolCase("after at the range's end", "schedule_create",
+             {"prompt": "p", "after_seconds": 251616369599}, CreateAfter("p", 251616369599), None),
+    ToolCase("an unusable clock", "schedule_create", {"prompt": "p", "after_seconds": 5},
+             CreateAfter("p", 5), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", TOOL_CASES, ids=lambda case: case.name)
+def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
+    state = fold_changes([create(_typed(_record("at")))])
+    parsed = parse_tool_call(case.tool, case.args)
+    changes, decided = decide(state, case.command, case.now)  # type: ignore[arg-type]
+    if case.breach is None:
+        assert is_successful(parsed)
+        assert is_successful(decided)
+        assert changes
+        return
+    expected = tool_error(case.breach)
+    # The parser judges the rules the reference judges before the queue; the
+    # range and future rules need the clock, so only decide judges them.
+    if case.breach in {Breach.OUT_OF_RANGE, Breach.NOT_FUTURE}:
+        assert is_successful(parsed)
+        assert decide(state, parsed.unwrap(), case.now)[1].failure() == expected
+    else:
+        assert parsed.failure() == expected
+    assert changes == ()
+    assert decided.failure() == expected
+
+
+def test_each_tool_rule_has_a_case() -> None:
+    """The table covers every breach a tool call can commit."""
+    covered = {case.breach for case in TOOL_CASES}
+    tool_breaches = {
+        Breach.PROMPT,
+        Breach.AFTER_SECONDS,
+        Breach.EVERY_NOT_INTEGER,
+        Breach.EVERY_TOO_FREQUENT,
+        Breach.ID,
+        Breach.OUT_OF_RANGE,
+    }
+    assert tool_breaches <= covered
+
+
+def test_each_log_rule_has_a_case() -> None:
+    covered = {case.breach for case in LOG_CASES}
+    log_breaches = set(Breach) - {
+        Breach.OUT_OF_RANGE,  # a new target's rules, judged on tool calls
+        Breach.NOT_FUTURE,
+        Breach.ACCEPTED_OUT_OF_RANGE,  # not reachable from a decodable acceptedAt
+        Breach.INTERVAL_NOT_POSITIVE,  # not reachable from a decodable everySeconds
+    }
+    assert log_breaches <= covered
