@@ -17,12 +17,15 @@ schema. Each loops:
    notifications are lost), whichever comes first.
 
 A target that fails is tried again with backoff (1, 2, 4 ... 60 s, kept in
-the session row), never lost. SIGTERM (or SIGINT) stops claiming and lets
-the deliveries in flight finish, for at most ``grace_s``; then, or at a
-second signal, they are cut and their follow-ups stay in the outbox. A
-worker killed outright leaves its leases to expire; then another worker
-takes the sessions over, and a follow-up committed but not yet marked
-delivered is handed over again with the same key.
+the session row), never lost. A session that cannot be read (a bad stored
+row, a corrupt schedule log) is reported in one log line naming it, taken
+out of the wake index and let go; the rest of its batch is served. SIGTERM
+(or SIGINT) stops claiming and lets the deliveries in flight finish, for at
+most ``grace_s``; then, or at a second signal, they are cut and their
+follow-ups stay in the outbox. A worker killed outright leaves its leases to
+expire; then another worker takes the sessions over, and a follow-up
+committed but not yet marked delivered is handed over again with the same
+key.
 """
 
 from __future__ import annotations
@@ -51,7 +54,12 @@ from tickler.adapters.delivery_callable import (
     DeliverCallable,
     load_callable,
 )
-from tickler.adapters.stores.postgres import PostgresLog, PostgresStore
+from tickler.adapters.stores.postgres import (
+    SET_ASIDE,
+    CorruptSession,
+    PostgresLog,
+    PostgresStore,
+)
 from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import FollowUp, IdleClaim
 from tickler.shell.ports import StoreError
@@ -140,6 +148,7 @@ class WorkerStats:
     sessions: int = 0  # sessions leased and run
     settled: int = 0  # of which everything due was delivered
     deferred: int = 0  # of which a hand-over failed (tried again later)
+    unreadable: int = 0  # of which the log could not be read (set aside)
 
 
 class Worker:
@@ -243,6 +252,12 @@ class Worker:
         try:
             await runtime.start()
             settled = await runtime.settle()
+        except CorruptSession as exc:  # found while reading the log
+            self.stats.unreadable += 1
+            logger.error("worker: %s; %s", exc, SET_ASIDE)
+            log.set_next_wake(None)
+            await self._end(runtime, host, log)
+            return
         except Exception:
             log.defer(self._clock.now_ms() + RETRY_MOST_MS)  # no hot loop on a broken session
             await self._end(runtime, host, log)
@@ -255,6 +270,8 @@ class Worker:
                 self.stats.deferred += 1
                 delay = min(RETRY_MOST_MS, 1000 * 2 ** min(log.failures, 16))
                 log.defer(self._clock.now_ms() + delay)
+            else:  # reported by the runtime; its wake index is cleared
+                self.stats.unreadable += 1
             snapshot = log.load_snapshot()
             if runtime.fault is None and log.length - (snapshot.through if snapshot else 0) >= (
                 SNAPSHOT_EVERY

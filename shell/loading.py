@@ -3,6 +3,7 @@ the log after it; and writing the snapshot back."""
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Final
@@ -47,6 +48,8 @@ class _Image(msgspec.Struct, frozen=True):
     state: msgspec.Raw
     outbox: list[msgspec.Raw]
 
+
+logger = logging.getLogger("tickler.runtime")
 
 _IMAGE: Final = msgspec.json.Decoder(_Image)
 # The next wake leads the image, so the runtime can arm its timer from the
@@ -94,10 +97,16 @@ def _from_snapshot(log: SessionLog, snapshot: Snapshot | None) -> tuple[Loaded, 
     try:
         image = _IMAGE.decode(snapshot.data)
         if image.version != 1:
-            return None
+            return None  # another version's: not ours to read
         outbox = [decode_followup(raw) for raw in image.outbox]
         state = decode_state(bytes(image.state))
-    except (msgspec.MsgspecError, SnapshotError, ValueError):
+    except (msgspec.MsgspecError, SnapshotError, ValueError) as exc:
+        logger.warning(
+            "session %s: its snapshot through %d does not decode (%s); reading its log instead",
+            log.header.id,
+            snapshot.through,
+            exc,
+        )
         return None
     return Loaded(state, {m.key: m for m in outbox}), snapshot.through
 

@@ -502,7 +502,11 @@ class ScheduleRuntime:
 
     def _set_fault(self, exc: CorruptScheduleLog) -> None:
         self._fault = exc
-        logger.error("schedule: corrupt schedule log, deliveries stopped: %s", exc)
+        logger.error(
+            "schedule: session %s: corrupt schedule log, deliveries stopped: %s",
+            self._log.header.id,
+            exc,
+        )
         if self._on_fault is not None:
             self._on_fault(exc)
 

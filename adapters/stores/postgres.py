@@ -28,6 +28,12 @@ and create the schema once with ``tickler db migrate --dsn DSN``.
 * ``events()`` serves what was read at open (the events after the
   snapshot) and everything appended since from memory; earlier events are
   read with a short synchronous query.
+* **A session that cannot be read is that session's problem.** Its header,
+  the extent of its snapshot and every event read (a contiguous ``seq``
+  within ``length``, a safe integer ``time``, ``data`` one JSON value) are
+  checked. ``open`` raises :class:`CorruptSession` naming the session and
+  lets its lease go; ``claim_due`` reports it in one log line, takes it out
+  of the wake index, lets its lease go and returns the others of the batch.
 """
 
 from __future__ import annotations
@@ -57,7 +63,8 @@ from tickler.adapters.stores.postgres_schema import (
 )
 from tickler.adapters.tools import missing_extra
 from tickler.core import SessionEvent, SessionHeader
-from tickler.core.session import event
+from tickler.core.jsnum import MAX_SAFE_INTEGER
+from tickler.core.session import event, is_json
 from tickler.shell.ports import (
     NewEvent,
     SessionLocked,
@@ -75,6 +82,7 @@ except ImportError as exc:
 logger = logging.getLogger("tickler.postgres")
 
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
+_RAW: Final = msgspec.json.Decoder(msgspec.Raw)
 DEFAULT_LEASE_S: Final = 60.0
 _PAGE: Final = 1000
 # A pooled connection idle longer than this is checked (one empty query)
@@ -90,6 +98,22 @@ class SessionLost(SessionLocked):
     """This handle no longer owns the session: its lease was taken over (it
     stalled past the lease), or its log moved on without it. Nothing it had
     not committed was written; open the session again to re-read it."""
+
+
+class CorruptSession(StoreError):
+    """A session's stored rows cannot be read: its header, an event or the
+    extent of its snapshot. Reported, never repaired: nothing is changed
+    but its wake index (a worker takes it out) and its lease (let go).
+    ``session_id`` names it, ``reason`` says what is wrong."""
+
+    def __init__(self, session_id: str, reason: str) -> None:
+        super().__init__(f"session {session_id!r} cannot be read: {reason}")
+        self.session_id = session_id
+        self.reason = reason
+
+
+# What a worker does with a session that cannot be read (logged after the reason).
+SET_ASIDE: Final = "out of the wake index until it is mended and opened again"
 
 
 class _Granted(NamedTuple):
@@ -237,7 +261,7 @@ class PostgresLog:
         while start < cache_from:
             page = self._store.read_events(self._header.id, start, cache_from)
             if not page:
-                raise StoreError(f"session {self._header.id!r}: event {start} is missing")
+                raise CorruptSession(self._header.id, f"event {start} is missing")
             yield from page
             start = page[-1].seq + 1
         yield from cached
@@ -317,7 +341,11 @@ class PostgresStore:
             row = await granted.fetchone()
         if row is None:
             raise SessionLocked(f"session {session_id!r} is held by another process (its lease)")
-        loaded = await self._load([_granted(session_id, row)], sent_at)
+        grant = _granted(session_id, row)
+        loaded, unreadable = await self._load([grant], sent_at)
+        if unreadable:
+            await self._release_ids([grant])
+            raise unreadable[0][1]
         return loaded[0]
 
     def session_ids(self) -> list[str]:
@@ -347,7 +375,10 @@ class PostgresStore:
         """Lease up to ``limit`` sessions whose wake is at or before
         ``now_ms`` and whose lease is free or expired (``SKIP LOCKED``: a
         concurrent claimer gets other sessions), earliest first; each comes
-        back open, loaded from its snapshot and the events after it."""
+        back open, loaded from its snapshot and the events after it. A
+        session that cannot be read (:class:`CorruptSession`) is reported in
+        one log line, taken out of the wake index and let go; the others
+        come back."""
         if limit <= 0:
             return []
         await self._start()
@@ -367,7 +398,10 @@ class PostgresStore:
             rows = await cursor.fetchall()
         if not rows:
             return []
-        return await self._load([_granted(row[0], row[1:]) for row in rows], sent_at)
+        logs, unreadable = await self._load([_granted(row[0], row[1:]) for row in rows], sent_at)
+        if unreadable:
+            await self._set_aside(unreadable)
+        return logs
 
     async def next_due(self) -> int | None:
         """The earliest wake among sessions no process holds, or None."""
@@ -411,13 +445,20 @@ class PostgresStore:
                 raise SessionLost(log.lost)
 
     def read_events(self, session_id: str, start: int, end: int) -> list[SessionEvent]:
-        """At most a page of committed events with ``start <= seq < end``."""
+        """At most a page of committed events with ``start <= seq < end``,
+        from ``start`` on without a gap. Raises :class:`CorruptSession` for a
+        missing or unreadable event."""
         rows = self._sync_query(
             f"SELECT seq, type, time, data FROM {self.schema}.events"
             " WHERE session_id = %s AND seq >= %s AND seq < %s ORDER BY seq LIMIT %s",
             (session_id, start, end, _PAGE),
         )
-        return [event(kind, seq, at, bytes(data)) for seq, kind, at, data in rows]
+        page = [event(kind, seq, at, bytes(data)) for seq, kind, at, data in rows]
+        for expected, item in enumerate(page, start):
+            reason = _event_fault(item, expected)
+            if reason is not None:
+                raise CorruptSession(session_id, reason)
+        return page
 
     async def _start(self) -> None:
         if self._closed:
@@ -465,8 +506,11 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
 
-    async def _load(self, grants: list[tuple[str, _Granted]], sent_at: float) -> list[PostgresLog]:
-        """Open logs for sessions just leased: snapshot and tail in one trip."""
+    async def _load(
+        self, grants: list[tuple[str, _Granted]], sent_at: float
+    ) -> tuple[list[PostgresLog], list[tuple[_Granted, CorruptSession]]]:
+        """Open logs for sessions just leased: snapshot and tail in one trip.
+        The sessions that cannot be read come back apart, still leased."""
         s = self.schema
         ids = [session_id for session_id, _ in grants]
         try:
@@ -493,17 +537,44 @@ class PostgresStore:
         for session_id, seq, kind, at, data in tail_rows:
             events[session_id].append(event(kind, seq, at, bytes(data)))
         logs = []
+        unreadable = []
         for session_id, granted in grants:
-            header = _HEADER.decode(granted.header)
-            if header.id != session_id:
-                raise StoreError(f"session {session_id!r}: its stored header names {header.id!r}")
-            log = PostgresLog(self, header, granted, snapshots.get(session_id), events[session_id])
+            snapshot = snapshots.get(session_id)
+            try:
+                header = _checked(session_id, granted, snapshot, events[session_id])
+            except CorruptSession as exc:
+                unreadable.append((granted, exc))
+                continue
+            log = PostgresLog(self, header, granted, snapshot, events[session_id])
             log.renewed_at = sent_at
-            self._logs[session_id] = log
             logs.append(log)
-        if self._renewer is None or self._renewer.done():
+        for log in logs:  # only now: a log never held is never renewed
+            self._logs[log.header.id] = log
+        if logs and (self._renewer is None or self._renewer.done()):
             self._renewer = asyncio.get_running_loop().create_task(self._renew_loop())
-        return logs
+        return logs, unreadable
+
+    async def _set_aside(self, unreadable: list[tuple[_Granted, CorruptSession]]) -> None:
+        """Take claimed sessions that cannot be read out of the wake index
+        and let their leases go (fenced by the token), each reported once.
+        Should this fail, their leases expire and a worker reports them again."""
+        try:
+            async with self._connection() as conn:
+                await conn.execute(
+                    f"UPDATE {self.schema}.sessions AS s SET next_due_at = NULL,"
+                    " lease_owner = NULL, lease_until = NULL"
+                    " FROM unnest(%s::text[], %s::bigint[]) AS u(id, token)"
+                    " WHERE s.id = u.id AND s.lease_token = u.token AND s.lease_owner = %s",
+                    (
+                        [exc.session_id for _, exc in unreadable],
+                        [granted.token for granted, _ in unreadable],
+                        self.owner,
+                    ),
+                )
+        except StoreError as error:
+            logger.warning("could not set unreadable sessions aside: %s", error)
+        for _, exc in unreadable:
+            logger.error("%s; %s", exc, SET_ASIDE)
 
     async def _release_ids(self, grants: list[tuple[str, _Granted]]) -> None:
         with contextlib.suppress(Exception):
@@ -729,6 +800,57 @@ def _granted(session_id: str, row: Row) -> tuple[str, _Granted]:
     return session_id, _Granted(
         bytes(header), int(length), int(token), int(failures), _opt_int(next_due)
     )
+
+
+def _checked(
+    session_id: str, granted: _Granted, snapshot: Snapshot | None, tail: list[SessionEvent]
+) -> SessionHeader:
+    """The header of a session just leased, once its stored rows are found
+    readable: the header, the snapshot's extent, and the events after the
+    snapshot (every seq up to the length, each event valid). Raises
+    :class:`CorruptSession`."""
+    try:
+        header = _HEADER.decode(granted.header)
+    except (msgspec.MsgspecError, RecursionError) as exc:
+        raise CorruptSession(session_id, f"its stored header is not valid: {exc}") from None
+    if header.id != session_id:
+        raise CorruptSession(session_id, f"its stored header names session {header.id!r}")
+    length = granted.length
+    start = 0
+    if snapshot is not None:
+        if not 0 <= snapshot.through <= length:
+            raise CorruptSession(
+                session_id,
+                f"its snapshot covers {snapshot.through} events but the session holds "
+                f"{length}: events it covered were lost",
+            )
+        start = snapshot.through
+    for expected, item in enumerate(tail, start):
+        if item.seq >= length:
+            raise CorruptSession(session_id, f"event {item.seq} is beyond its length {length}")
+        reason = _event_fault(item, expected)
+        if reason is not None:
+            raise CorruptSession(session_id, reason)
+    if start + len(tail) < length:
+        raise CorruptSession(session_id, f"event {start + len(tail)} is missing")
+    return header
+
+
+def _event_fault(item: SessionEvent, expected: int) -> str | None:
+    """Why an event row read as ``expected`` cannot be served, or None: the
+    same rules an append follows (a safe integer time, data one JSON value)."""
+    if item.seq != expected:
+        return f"event {expected} is missing"
+    if not 0 <= item.time <= MAX_SAFE_INTEGER:
+        return f"event {item.seq}: its time {item.time} is not a safe integer"
+    try:
+        _RAW.decode(item.data)
+    except RecursionError:  # deeper than msgspec reads: the core's reader decides
+        if not is_json(bytes(item.data)):
+            return f"event {item.seq}: its data is not one JSON value"
+    except msgspec.DecodeError as exc:
+        return f"event {item.seq}: its data is not JSON ({exc})"
+    return None
 
 
 def _opt_int(value: object) -> int | None:

@@ -23,3 +23,8 @@ async def slow(message: FollowUp, session: str) -> None:
     _note(f"start {session} {message.key}")
     await asyncio.sleep(float(os.environ.get("WORKER_TARGET_SLEEP", "2")))
     _note(f"end {session} {message.key}")
+
+
+async def record(message: FollowUp, session: str) -> None:
+    """Takes it at once, noting ``delivered <session> <key>``."""
+    _note(f"delivered {session} {message.key}")
