@@ -18,7 +18,7 @@ with the map, paid over and over on a busy store.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
 from immutables import Map
@@ -108,8 +108,3 @@ class LayeredMap(Generic[V]):
         if key in self._base:
             return self._with(self._overlay.set(key, None), self._len - 1)
         return self._with(self._overlay.delete(key), self._len - 1)
-
-
-def frozen(base: Mapping[str, V]) -> LayeredMap[V]:
-    """A map over a private copy of ``base``."""
-    return LayeredMap(dict(base))

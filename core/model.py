@@ -39,7 +39,6 @@ FIELD_RULES: Final[dict[str, Meta]] = {
 ScheduleId: TypeAlias = str
 Prompt: TypeAlias = str
 Instant: TypeAlias = str
-Kind = Literal["after", "at", "every"]
 
 
 # gc=False: records and changes hold only strings and numbers (no cycles), so
@@ -88,7 +87,6 @@ class EverySchedule(_Record, frozen=True, tag="every"):
         return "every"
 
 
-OneShotSchedule: TypeAlias = AfterSchedule | AtSchedule
 ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
 
 
