@@ -46,7 +46,8 @@ class ZstdTooLarge(ValueError):
 
     def __init__(self, limit: int) -> None:
         super().__init__(
-            f"too large to check: it inflates past {limit:,} bytes, the most read of a zstd log"
+            f"too large to check: it inflates to more than {limit:,} bytes of text, "
+            "the bound for a zstd log"
         )
         self.limit = limit
 

@@ -40,7 +40,7 @@ def test_the_text_is_bounded_and_the_bound_is_exact() -> None:
     data = frames(*batches)
     size = sum(map(len, batches))
     assert read_zstd_log(data, limit=size).text == b"".join(batches)
-    with pytest.raises(ZstdTooLarge, match=f"inflates past {size - 1:,} bytes"):
+    with pytest.raises(ZstdTooLarge, match=f"inflates to more than {size - 1:,} bytes"):
         read_zstd_log(data, limit=size - 1)
 
 

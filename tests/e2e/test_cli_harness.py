@@ -372,6 +372,6 @@ def test_a_zstd_bomb_is_reported_within_a_memory_limit(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert result.stderr == (
-        f"tickler: {path}: too large to check: it inflates past 268,435,456 bytes, "
-        "the most read of a zstd log\n"
+        f"tickler: {path}: too large to check: it inflates to more than 268,435,456 bytes "
+        "of text, the bound for a zstd log\n"
     )
