@@ -129,7 +129,10 @@ def _member_prefix(kind: str, data: dict[str, object]) -> str:
 def _number(raw: bytes) -> int | None:
     if raw[:1] in (b"[", b"{"):
         return None
-    return safe_integer(loads_any_depth(raw))
+    try:
+        return safe_integer(loads_any_depth(raw))
+    except ValueError:  # a string that is not valid UTF-8: not a number either
+        return None
 
 
 def js_number(value: object) -> str:

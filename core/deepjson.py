@@ -184,9 +184,15 @@ def loads_any_depth(text: str | bytes) -> object:
     Raises ``ValueError`` (``JsonError`` or ``json.JSONDecodeError``,
     ``UnicodeDecodeError``) for text that is not JSON."""
     try:
-        return json.loads(text, parse_constant=_not_json)
+        return json.loads(text, parse_constant=_not_json, parse_int=_js_int)
     except RecursionError:
         return loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+
+
+def _js_int(token: str) -> int | float:
+    """An integer token as :func:`loads` reads it: a double (infinity past
+    its range) when too long for Python's ``int()``."""
+    return int(token) if len(token) <= _LONGEST_INT else float(token)
 
 
 def _not_json(name: str) -> object:

@@ -13,7 +13,6 @@ depth, ``2.0`` for the integer 2, lone surrogate escapes.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Final, Literal
 
 import msgspec
@@ -143,15 +142,20 @@ def members(line: bytes) -> dict[str, bytes]:
     return {key: text[start:end].encode("utf-8") for key, (start, end) in spans.items()}
 
 
-def scalar(raw: bytes) -> object:
-    """A member's value when it is a string, number, boolean or null; an
-    empty list or dict standing for any array or object (never read: no
-    field we check is one, and it may be nested arbitrarily deep)."""
+def scalar(raw: bytes, name: str) -> object:
+    """Member ``name``'s value when it is a string, number, boolean or null;
+    an empty list or dict standing for any array or object (never read: no
+    field we check is one, and it may be nested arbitrarily deep). A number
+    too long for Python's ``int()`` is a double, as in JavaScript. Raises
+    msgspec.ValidationError when the value is not valid UTF-8."""
     if raw[:1] == b"[":
         return []
     if raw[:1] == b"{":
         return {}
-    return json.loads(raw)  # one validated scalar token
+    try:
+        return loads_any_depth(raw)  # one validated scalar token
+    except UnicodeDecodeError:
+        raise msgspec.ValidationError(f"{name} is not valid UTF-8") from None
 
 
 def count(value: object) -> int | None:
@@ -163,7 +167,8 @@ def count(value: object) -> int | None:
 
 def decode_header_line(line: bytes) -> SessionHeader:
     """The header line (without its newline); raises msgspec.DecodeError /
-    ValidationError for a line that is not a session header."""
+    ValidationError for a line that is not a session header. A ``seedLength``
+    of null is no fork boundary, as for the reference (it is absent)."""
     try:
         return _HEADER.decode(line)
     except _DECODE_ERRORS:
@@ -172,7 +177,9 @@ def decode_header_line(line: bytes) -> SessionHeader:
     known: dict[str, object] = {}
     for key in _HEADER_KEYS:
         if key in fields:
-            known[key] = scalar(fields[key])
+            known[key] = scalar(fields[key], f"header {key}")
+    if "seedLength" in known and known["seedLength"] is None:
+        del known["seedLength"]  # the reference folds from ``seedLength ?? 0``
     for key in _COUNTS:
         if key in known:
             number = count(known[key])
@@ -182,6 +189,8 @@ def decode_header_line(line: bytes) -> SessionHeader:
     version = known.get("version")
     if isinstance(version, float) and version == 0:
         known["version"] = 0  # 0.0 and -0.0 are the number 0
+    if known.get("type", "session") != "session":  # before msgspec, which cannot
+        raise msgspec.ValidationError("header type must be 'session'")  # compare a lone surrogate
     return msgspec.convert(known, SessionHeader)
 
 
@@ -212,8 +221,9 @@ def decode_record_line(line: bytes) -> tuple[SessionEvent, ...]:
     fields = members(line)
     type_ = fields.get("type")
     if type_ is not None and type_[:1] == b'"':
-        kind = json.loads(type_)
+        kind = scalar(type_, "event type")
         if kind in PACKED_TYPES:
+            assert isinstance(kind, str)
             try:
                 expanded = expand_row(kind, fields)
             except BadRow as exc:
@@ -227,18 +237,18 @@ def _event_from(fields: dict[str, bytes]) -> SessionEvent:
     for key in ("type", "seq", "time", "data"):
         if key not in fields:
             raise msgspec.ValidationError(f"an event must have {key}")
-    type_ = scalar(fields["type"])
+    type_ = scalar(fields["type"], "event type")
     if not isinstance(type_, str):
         raise msgspec.ValidationError("event type must be a string")
-    seq = count(scalar(fields["seq"]))
+    seq = count(scalar(fields["seq"], "event seq"))
     if seq is None:
         raise msgspec.ValidationError("event seq must be a non-negative safe integer")
-    time = count(scalar(fields["time"]))
+    time = count(scalar(fields["time"], "event time"))
     if time is None:
         raise msgspec.ValidationError("event time must be a non-negative safe integer")
     ignorable: bool | UnsetType = UNSET
     if "ignorable" in fields:
-        flag = scalar(fields["ignorable"])
+        flag = scalar(fields["ignorable"], "event ignorable")
         if not isinstance(flag, bool):
             raise msgspec.ValidationError("event ignorable must be a boolean")
         ignorable = flag

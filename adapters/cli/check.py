@@ -20,7 +20,7 @@ from returns.result import Result
 from tickler.adapters.cli.files import NothingToCheck, Source, find, source_for_file
 from tickler.adapters.cli.harness import decode_segment, expected_place
 from tickler.adapters.cli.visible import visible
-from tickler.adapters.cli.zstdlog import ZstdLogError, read_zstd_log
+from tickler.adapters.cli.zstdlog import ZstdLogError, ZstdTooLarge, read_zstd_log
 from tickler.adapters.stores.verify import crash_tail_expected, verify_store_dir
 from tickler.core import (
     CorruptScheduleLog,
@@ -30,6 +30,7 @@ from tickler.core import (
     check_log,
     parse_session_jsonl,
 )
+from tickler.core.session import is_json
 from tickler.shell.pending import pending_work
 
 VALID, CORRUPT, UNREADABLE = 0, 1, 2
@@ -149,56 +150,77 @@ def _same(a: str, b: str) -> bool:
 
 def examine(source: Source) -> Examined:
     """The verdict on one session file; never raises."""
-    session = decode_segment(Path(source.path).parent.name) if source.harness else None
+    session = decode_segment(_place(source.path).parent.name) if source.harness else None
     try:
         return _examine(source, session)
     except Exception as exc:  # noqa: BLE001 - one file's failure is that file's verdict only
         return Examined(FileVerdict(source.path, UNREADABLE, reason=_failure(exc), session=session))
 
 
+def _place(path: str) -> Path:
+    """Where the file is, by name: ``session.jsonl`` names its directory
+    too. Lexical, so a symbolic link is not followed."""
+    return Path(os.path.abspath(path))  # noqa: PTH100 - Path.resolve() follows links
+
+
 def _failure(exc: BaseException) -> str:
     return f"cannot be checked: {type(exc).__name__}: {exc}"
 
 
-def _examine(source: Source, session: str | None) -> Examined:
+def _read(source: Source, session: str | None) -> tuple[bytes, int | None] | FileVerdict:
+    """The file's JSONL text (a zstd log inflated) and where a cut final
+    zstd frame starts, or the verdict when that cannot be had."""
     path = source.path
     try:
         if not stat.S_ISREG(Path(path).stat().st_mode):  # a FIFO or device would block or never end
-            return Examined(FileVerdict(path, UNREADABLE, reason="not a regular file"))
+            return FileVerdict(path, UNREADABLE, reason="not a regular file")
         data = Path(path).read_bytes()
     except OSError as exc:
-        reason = f"cannot read: {exc.strerror or exc}"
-        return Examined(FileVerdict(path, UNREADABLE, reason=reason, session=session))
-    torn_at: int | None = None
-    if path.endswith(".zstd"):
-        try:
-            log = read_zstd_log(data)
-        except ZstdLogError as exc:
-            return Examined(FileVerdict(path, CORRUPT, exc.line, exc.reason, session=session))
-        data, torn_at = log.text, log.torn_at
+        return FileVerdict(
+            path, UNREADABLE, reason=f"cannot read: {exc.strerror or exc}", session=session
+        )
+    if not path.endswith(".zstd"):
+        return data, None
     try:
-        parsed = parse_session_jsonl(data)
+        log = read_zstd_log(data)
+    except ZstdLogError as exc:
+        return FileVerdict(path, CORRUPT, exc.line, exc.reason, session=session)
+    except ZstdTooLarge as exc:
+        return FileVerdict(path, UNREADABLE, reason=str(exc), session=session)
+    return log.text, log.torn_at
+
+
+def _examine(source: Source, session: str | None) -> Examined:
+    path = source.path
+    read = _read(source, session)
+    if isinstance(read, FileVerdict):
+        return Examined(read)
+    data, torn_at = read
+    # Outside a store, the file is read as the harness reads it: a final
+    # line without its newline (JSON or not) is a torn record, not read.
+    # Inside, as the store reads it (it completes a whole JSON final line).
+    tail = b"" if source.in_store else _open_tail(data)
+    try:
+        parsed = parse_session_jsonl(data[: len(data) - len(tail)])
     except SessionFileError as exc:
         status = UNREADABLE if exc.line == 1 and "header" in exc.reason else CORRUPT
         return Examined(FileVerdict(path, status, exc.line, exc.reason, session=session))
-    if source.harness and (misplaced := _misplaced(Path(path), parsed)):
+    if source.harness and (misplaced := _misplaced(_place(path), parsed)):
         return Examined(FileVerdict(path, CORRUPT, 1, misplaced, session=session))
     result = check_log(parsed.events, parsed.header.owned_from)
     if (problem := _fault(result, parsed)) is not None:
         line, reason = problem
         return Examined(FileVerdict(path, CORRUPT, line, reason, session=session))
-    torn = parsed.torn_tail is not None or torn_at is not None
+    torn = parsed.torn_tail is not None or torn_at is not None or bool(tail)
     if torn and not (source.in_store and crash_tail_expected(Path(path))):
         # Outside a store nothing tells a crash's tail from a cut file: a log
         # closed cleanly must never pass as valid with its end missing.
         line = data.count(b"\n") + 1
-        reason = TORN_LINE if torn_at is None else TORN_FRAME.format(at=torn_at)
+        if torn_at is not None:
+            reason = TORN_FRAME.format(at=torn_at)
+        else:
+            reason = OPEN_LINE if tail and is_json(tail) else TORN_LINE
         return Examined(FileVerdict(path, CORRUPT, line, reason, session=session), parsed)
-    if source.harness and data.rsplit(b"\n", 1)[-1].strip():
-        # JSON, so not torn for tickler; but the harness commits a line only
-        # with its newline, and would load one event fewer than reported here.
-        line = data.count(b"\n") + 1
-        return Examined(FileVerdict(path, CORRUPT, line, OPEN_LINE, session=session), parsed)
     verdict = FileVerdict(
         path,
         VALID,
@@ -208,6 +230,12 @@ def _examine(source: Source, session: str | None) -> Examined:
         session=session,
     )
     return Examined(verdict, parsed)
+
+
+def _open_tail(data: bytes) -> bytes:
+    """The final line when it has no newline (and is not blank), else b""."""
+    tail = data[data.rfind(b"\n") + 1 :]
+    return tail if tail.strip() else b""
 
 
 def _misplaced(path: Path, parsed: ParsedSession) -> str | None:

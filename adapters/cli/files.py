@@ -41,7 +41,10 @@ class NothingToCheck(Exception):
 
 
 def source_for_file(path: str) -> Source:
-    return Source(path, in_store=_is_store(Path(path).parent), harness=False)
+    """A file given by name: a harness log when named as the harness names
+    them (its directory is then checked as a walk checks it)."""
+    in_store = _is_store(Path(path).parent)
+    return Source(path, in_store=in_store, harness=not in_store and Path(path).name in LOG_NAMES)
 
 
 def find(directory: str) -> Found:

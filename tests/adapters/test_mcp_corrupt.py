@@ -80,3 +80,25 @@ def test_a_cut_log_is_served_as_corrupt_and_left_untouched(tmp_path: Path) -> No
     log = errlog.read_text()
     assert "session s is corrupt" in log
     assert "torn final line" in log
+
+
+def test_a_hostile_line_is_served_as_corrupt_with_its_line(tmp_path: Path) -> None:
+    """Invalid UTF-8 in an event's type, or a 5,000-digit seq: the store
+    refuses the line (file:line) and the session is served as corrupt, where
+    the server used to exit with a usage error."""
+    store, errlog = tmp_path / "store", tmp_path / "server.log"
+    asyncio.run(create_two(store, errlog))
+    session = store / "s.jsonl"
+    for snapshot in store.glob("s.snapshot*"):
+        snapshot.unlink()
+    good = session.read_bytes()
+    line = good.count(b"\n") + 1  # the header is line 1, event seq is line seq + 2
+    for bad in (
+        b'{"type":"x\xff","seq":%d,"time":1,"data":{}}\n' % (line - 2),
+        b'{"type":"x","seq":%s,"time":1,"data":{}}\n' % (b"9" * 5_000),
+    ):
+        session.write_bytes(good + bad)
+        errlog.write_text("")
+        asyncio.run(use_corrupt(store, errlog))
+        assert session.read_bytes() == good + bad
+        assert f"s.jsonl: line {line}: invalid event" in errlog.read_text()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import zstandard
 
 TICKLER = [sys.executable, "-m", "tickler.adapters.cli"]
@@ -145,7 +146,8 @@ def test_a_torn_final_zstd_frame_is_corruption(tmp_path: Path) -> None:
     path = put(tmp_path / "root" / "_no-cwd" / "cut" / "session.jsonl.zstd", data[:-2])
     result = tickler("check", str(tmp_path / "root"))
     assert result.returncode == 1
-    assert result.stderr.startswith(f'tickler: {path}:3 [session "cut"]: torn final zstd frame')
+    # Only the checksum is cut: the frame's line is recovered, as the harness recovers it.
+    assert result.stderr.startswith(f'tickler: {path}:4 [session "cut"]: torn final zstd frame')
 
 
 def test_a_harness_log_whose_final_line_lacks_its_newline_is_reported(tmp_path: Path) -> None:
@@ -229,3 +231,147 @@ def test_a_symlinked_directory_is_not_followed_by_the_walk(tmp_path: Path) -> No
     result = tickler("check", str(root))
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 1
+
+
+LONG = b"1" * 5_000  # longer than Python's int() takes; JavaScript reads a double
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (b'{"type":"x\xff","seq":1,"time":1,"data":{}}', "invalid event: event type is not valid"),
+        (b'{"type":"x","seq":%s,"time":1,"data":{}}' % LONG,
+         "invalid event: event seq must be a non-negative safe integer"),
+    ],
+    ids=["type-utf8", "seq-digits"],
+)  # fmt: skip
+def test_a_hostile_event_line_is_corrupt_with_its_line(
+    tmp_path: Path, bad: bytes, reason: str
+) -> None:
+    """Exit 1 with file:line, like any corrupt log; before, exit 2 with
+    "cannot be checked: UnicodeDecodeError" (or ValueError) and no line."""
+    path = put(tmp_path / "h.jsonl", header("h") + create(0, 1) + bad + b"\n" + create(2, 2))
+    result = tickler("check", str(path))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"tickler: {path}:3: {reason}")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_null_seed_length_checks_as_in_the_reference(tmp_path: Path) -> None:
+    value = json.loads(header("n"))
+    value["seedLength"] = None
+    path = put(tmp_path / "n.jsonl", json.dumps(value).encode() + b"\n" + create(0, 1))
+    result = tickler("check", str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{path}: valid (1 events, 1 active)\n"
+
+
+def verdicts(*args: str, cwd: Path | None = None) -> list[dict[str, object]]:
+    result = subprocess.run(
+        [*TICKLER, "check", "--json", *args],
+        capture_output=True, text=True, timeout=120, check=False, cwd=cwd,
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr
+    files: list[dict[str, object]] = json.loads(result.stdout)["files"]
+    return files
+
+
+@pytest.mark.parametrize("json_tail", [True, False], ids=["json", "cut"])
+def test_a_final_line_without_newline_has_one_verdict_however_the_file_is_named(
+    tmp_path: Path, json_tail: bool
+) -> None:
+    """The harness drops a final line without its newline: ``check FILE``
+    called a JSON one valid with one event more, ``check DIR`` corrupt."""
+    tail = create(1, 2)[:-1] if json_tail else create(1, 2)[:-9]
+    data = header("s1") + create(0, 1) + tail
+    harness = put(tmp_path / "root" / "_no-cwd" / "s1" / "session.jsonl", data)
+    flat = put(tmp_path / "flat" / "s1.jsonl", data)
+    seen = [
+        *verdicts(str(harness)),
+        *verdicts(str(tmp_path / "root")),
+        *verdicts("session.jsonl", cwd=harness.parent),
+        *verdicts(str(flat)),
+        *verdicts(str(flat.parent)),
+    ]
+    for verdict in seen:
+        assert (verdict["status"], verdict["line"]) == ("corrupt", 3), verdict
+    reasons = {str(verdict["reason"]) for verdict in seen}
+    assert len(reasons) == 1
+    assert ("the harness takes it for a torn record" in reasons.pop()) == json_tail
+    inspected = tickler("inspect", "--json", str(flat))
+    assert inspected.returncode == 1
+    assert json.loads(inspected.stdout)["events"] == 1  # what the harness reads
+
+
+def test_a_moved_session_directory_has_one_verdict_however_the_file_is_named(
+    tmp_path: Path,
+) -> None:
+    path = put(
+        tmp_path / "root" / "_no-cwd" / "moved" / "session.jsonl", header("s1") + create(0, 1)
+    )
+    seen = [
+        *verdicts(str(path)),
+        *verdicts(str(tmp_path / "root")),
+        *verdicts("session.jsonl", cwd=path.parent),
+    ]
+    for verdict in seen:
+        assert (verdict["status"], verdict["line"], verdict["session"]) == ("corrupt", 1, "moved")
+        assert "belongs in _no-cwd/s1, not in _no-cwd/moved" in str(verdict["reason"])
+
+
+def test_a_cut_final_frame_keeps_every_line_the_harness_recovers(tmp_path: Path) -> None:
+    """The reference decodes what it can of a cut last frame and keeps its
+    complete lines; tickler used to drop the whole frame."""
+    data = frames(header("cut"), create(0, 1) + create(1, 2))
+    path = put(tmp_path / "cut.jsonl.zstd", data[:-1])  # one byte of the checksum
+    result = tickler("inspect", "--json", str(path))
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["events"] == 2
+    assert result.stderr.startswith(f"tickler: {path}:4: torn final zstd frame at byte ")
+
+
+def test_a_frame_cut_inside_keeps_the_complete_lines_of_its_decodable_blocks(
+    tmp_path: Path,
+) -> None:
+    batch = b"".join(create(seq, seq + 1, prompt=f"p{seq * 7919 % 10007}") for seq in range(3000))
+    head = frames(header("cut"))
+    last = frames(batch)
+    cut = last[: len(last) * 2 // 3]
+    # The oracle: zstd's own streaming decoder (the harness uses the same).
+    decoded = zstandard.ZstdDecompressor().decompressobj().decompress(cut)
+    complete = decoded.count(b"\n")
+    assert 0 < complete < 3000
+    path = put(tmp_path / "cut.jsonl.zstd", head + cut)
+    result = tickler("inspect", "--json", str(path))
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["events"] == complete
+    assert result.stderr.startswith(f"tickler: {path}:{complete + 2}: torn final zstd frame")
+
+
+BOMB_LIMIT = 1 << 30  # the child's address space
+
+
+def test_a_zstd_bomb_is_reported_within_a_memory_limit(tmp_path: Path) -> None:
+    """33 KB that inflate to 1 GiB: reading is streamed and stops at the
+    bound (README, Limits), in a process that may not use 1 GiB."""
+    compressor = zstandard.ZstdCompressor(write_checksum=True).compressobj()
+    blank = b"\n" * (1 << 20)  # blank lines: nothing but the size stops the reader
+    bomb = b"".join(compressor.compress(blank) for _ in range(1024)) + compressor.flush()
+    assert len(bomb) < 64 << 10
+    path = put(tmp_path / "bomb.jsonl.zstd", frames(header("bomb")) + bomb)
+    limited = (
+        "import resource, runpy, sys;"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({BOMB_LIMIT}, {BOMB_LIMIT}));"
+        "sys.argv = ['tickler', 'check', sys.argv[1]];"
+        "runpy.run_module('tickler.adapters.cli', run_name='__main__')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", limited, str(path)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"tickler: {path}: too large to check: it inflates to more than 268,435,456 bytes "
+        "of text, the bound for a zstd log\n"
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tickler.adapters.stores.files import CorruptStore
 from tickler.adapters.stores.jsonl import JsonlStore
 from tickler.adapters.stores.scan import STRIDE
 from tickler.core import SessionEvent, SessionFileError, parse_session_jsonl
@@ -301,3 +302,55 @@ async def test_a_header_with_a_deeply_nested_unknown_key(tmp_path: Path) -> None
     ) + b'{"type":"turn/start","seq":0,"time":1,"data":{}}\n'
     assert parse_session_jsonl(data).header.created_at == 1
     await check_reads_and_continues(tmp_path, "h", data)
+
+
+LONG = b"1" * 5_000  # longer than Python's int() takes; JavaScript reads a double
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"type":"turn/\xffstart","seq":1,"time":1,"data":{}}',
+        b'{"type":"turn/start","seq":%s,"time":1,"data":{}}' % LONG,
+        b'{"type":"turn/start","seq":1,"time":%s,"data":{}}' % LONG,
+        b'{"type":"text-chunks","seq0":%s,"time0":1,"data":{"turn":1,"step":1,"index":0,'
+        b'"dt":[],"texts":["a"]}}' % LONG,
+    ],
+    ids=["type-utf8", "seq-digits", "time-digits", "seq0-digits"],
+)
+@pytest.mark.parametrize("last", [True, False], ids=["last", "middle"])
+async def test_a_hostile_line_is_corruption_with_its_line(
+    bad: bytes, last: bool, tmp_path: Path
+) -> None:
+    """Invalid UTF-8 where the reader looks, or a number too long for
+    Python's int(): CorruptStore naming the file and line (what ``tickler
+    mcp`` serves as a corrupt session), not a UnicodeDecodeError or a
+    ValueError; nothing is changed."""
+    rest = b"" if last else b'{"type":"turn/end","seq":2,"time":3,"data":{}}\n'
+    data = header("s1") + b'{"type":"turn/start","seq":0,"time":1,"data":{}}\n' + bad + b"\n"
+    data += rest
+    with pytest.raises(CorruptStore) as caught:
+        await open_placed(tmp_path, "s1", data)
+    assert caught.value.line == 3
+    assert "invalid event" in caught.value.reason
+    assert (tmp_path / "sessions" / "s1.jsonl").read_bytes() == data
+
+
+async def test_a_hostile_header_is_corruption_with_its_line(tmp_path: Path) -> None:
+    data = b'{"type":"session","version":0,"id":"s1","createdAt":%s,"delegationDepth":0}\n' % LONG
+    with pytest.raises(CorruptStore, match=r"s1\.jsonl: line 1: invalid session header"):
+        await open_placed(tmp_path, "s1", data)
+
+
+async def test_a_null_seed_length_opens_as_no_fork_boundary(tmp_path: Path) -> None:
+    data = (
+        b'{"type":"session","version":0,"id":"s1","createdAt":1,"seedLength":null,'
+        b'"delegationDepth":0}\n{"type":"turn/start","seq":0,"time":1,"data":{}}\n'
+    )
+    assert parse_session_jsonl(data).header.owned_from == 0
+    store, log = await open_placed(tmp_path, "s1", data)
+    try:
+        assert log.header.owned_from == 0
+        assert log.length == 1
+    finally:
+        await store.close()

@@ -342,3 +342,59 @@ def test_a_deep_event_that_is_not_json_names_its_line() -> None:
     error = refused(lines(HEADER, line(0, nested(100_000)[:-1], "tool/result"), line(1)))
     assert error.line == 2
     assert error.reason.startswith("invalid event: not JSON")
+
+
+LONG = b"1" * 5_000  # longer than Python's int() takes; JavaScript reads a double
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (b'{"type":"turn/\xffstart","seq":0,"time":1,"data":{}}', "event type"),
+        (b'{"type":"turn/start","seq":%s,"time":1,"data":{}}' % LONG, "event seq"),
+        (b'{"type":"turn/start","seq":0,"time":%s,"data":{}}' % LONG, "event time"),
+        (b'{"type":"turn/start","seq":0,"time":1e%s,"data":{}}' % LONG, "event time"),
+        (b'{"type":"turn/start","seq":"\xff","time":1,"data":{}}', "event seq"),
+        (b'{"type":"turn/start","seq":0,"time":1,"data":{},"ignorable":"\xff"}', "ignorable"),
+        (b'{"type":"text-chunks","seq0":%s,"time0":1,"data":{"turn":1,"step":1,"index":0,'
+         b'"dt":[],"texts":["a"]}}' % LONG, "seq0"),
+        (b'{"type":"text-chunks","seq0":"\xff","time0":1,"data":{"turn":1,"step":1,"index":0,'
+         b'"dt":[],"texts":["a"]}}', "seq0"),
+        (b'{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,'
+         b'"dt":[%s],"texts":["a","b"]}}' % LONG, "dt"),
+    ],
+    ids=["type-utf8", "seq-digits", "time-digits", "time-exponent", "seq-utf8", "ignorable-utf8",
+         "seq0-digits", "seq0-utf8", "dt-digits"],
+)  # fmt: skip
+def test_a_hostile_event_line_is_refused_with_its_line(bad: bytes, reason: str) -> None:
+    """Invalid UTF-8 in a member the reader checks, or a number too long for
+    Python's int(), is a bad line (file:line), never a Python error."""
+    error = refused(lines(HEADER, line(0), bad, line(2)))
+    assert error.line == 3
+    assert reason in error.reason
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b'{"type":"session","version":0,"id":"s\xff1","createdAt":1}',
+        b'{"type":"session","version":0,"id":"s1","createdAt":%s}' % LONG,
+        b'{"type":"session","version":0,"id":"s1","createdAt":1,"seedLength":%s}' % LONG,
+        b'{"type":"\\ud800session","version":0,"id":"s1","createdAt":1}',
+    ],
+    ids=["id-utf8", "created-digits", "seed-digits", "type-surrogate"],
+)
+def test_a_hostile_header_is_refused_with_its_line(header: bytes) -> None:
+    error = refused(lines(header, line(0)))
+    assert error.line == 1
+    assert "invalid session header" in error.reason
+
+
+def test_a_null_seed_length_reads_as_absent_as_in_the_reference() -> None:
+    """The harness's header guard does not check ``seedLength``; its fold
+    takes ``header.seedLength ?? 0``: null is no fork boundary."""
+    header = b'{"type":"session","version":0,"id":"s1","createdAt":1,"seedLength":null}'
+    parsed = parse_session_jsonl(lines(header, line(0, CREATE, "schedule/change")))
+    assert isinstance(parsed.header.seed_length, msgspec.UnsetType)
+    assert parsed.header.owned_from == 0
+    assert [r.id for r in fold(parsed.events, parsed.header.owned_from).active] == ["schedule-1"]
