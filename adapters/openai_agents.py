@@ -35,7 +35,7 @@ from tickler.adapters.tools import (
 from tickler.core.catalog import JsonSchema
 from tickler.shell.clock import Clock
 from tickler.shell.ports import SessionLog
-from tickler.shell.reference_host import ReferenceHost, TurnInput
+from tickler.shell.reference_host import TURN_TIMEOUT_S, ReferenceHost, TurnInput
 
 try:
     from agents import Agent, FunctionTool, RunConfig, Runner, Session, TResponseInputItem
@@ -93,8 +93,11 @@ class OpenAIAgentsHost(ReferenceHost):
         run_config: RunConfig | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         on_reply: Callable[[TurnInput, str], None] | None = None,
+        turn_timeout_s: float | None = TURN_TIMEOUT_S,
     ) -> None:
-        super().__init__(log, self._run_turn, clock, on_reply=on_reply)
+        super().__init__(
+            log, self._run_turn, clock, on_reply=on_reply, turn_timeout_s=turn_timeout_s
+        )
         self._agent = agent
         self._session = session
         self._items: list[TResponseInputItem] = list(history)
@@ -145,6 +148,7 @@ def openai_agents_host(
     run_config: RunConfig | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     on_reply: Callable[[TurnInput, str], None] | None = None,
+    turn_timeout_s: float | None = TURN_TIMEOUT_S,
 ) -> OpenAIAgentsHost:
     """A reference host running ``agent`` for each turn; ``bind`` it to the
     session's runtime before starting it."""
@@ -157,4 +161,5 @@ def openai_agents_host(
         run_config=run_config,
         max_turns=max_turns,
         on_reply=on_reply,
+        turn_timeout_s=turn_timeout_s,
     )

@@ -25,7 +25,7 @@ from typing import Any
 from tickler.adapters.tools import ScheduleTool, ToolCaller, missing_extra, schedule_tools
 from tickler.shell.clock import Clock
 from tickler.shell.ports import SessionLog
-from tickler.shell.reference_host import Model, ReferenceHost, TurnInput
+from tickler.shell.reference_host import TURN_TIMEOUT_S, Model, ReferenceHost, TurnInput
 
 try:
     from pydantic_ai import Agent, Tool
@@ -117,8 +117,11 @@ class PydanticAIHost(ReferenceHost):
         *,
         history: Sequence[ModelMessage] = (),
         on_reply: Callable[[TurnInput, str], None] | None = None,
+        turn_timeout_s: float | None = TURN_TIMEOUT_S,
     ) -> None:
-        super().__init__(log, self._run_turn, clock, on_reply=on_reply)
+        super().__init__(
+            log, self._run_turn, clock, on_reply=on_reply, turn_timeout_s=turn_timeout_s
+        )
         self._agent = agent
         self._history = tuple(history)
         self._turns: PydanticAITurns | None = None
@@ -146,7 +149,10 @@ def pydantic_ai_host(
     *,
     history: Sequence[ModelMessage] = (),
     on_reply: Callable[[TurnInput, str], None] | None = None,
+    turn_timeout_s: float | None = TURN_TIMEOUT_S,
 ) -> PydanticAIHost:
     """A reference host running ``agent`` for each turn; ``bind`` it to the
     session's runtime before starting it."""
-    return PydanticAIHost(log, agent, clock, history=history, on_reply=on_reply)
+    return PydanticAIHost(
+        log, agent, clock, history=history, on_reply=on_reply, turn_timeout_s=turn_timeout_s
+    )

@@ -45,7 +45,6 @@ from tickler.adapters.delivery import (
     DEFAULT_URL_TIMEOUT_S,
     DeliverCommand,
     DeliverUrl,
-    DeliveryFailed,
     DeliveryHost,
 )
 from tickler.adapters.delivery_callable import (
@@ -61,9 +60,8 @@ from tickler.adapters.stores.postgres import (
     PostgresStore,
 )
 from tickler.shell.clock import Clock, SystemClock
-from tickler.shell.host import FollowUp, IdleClaim
 from tickler.shell.ports import StoreError
-from tickler.shell.runtime import ScheduleRuntime
+from tickler.shell.runtime import LEASE_MARGIN_S, ScheduleRuntime
 from tickler.shell.timers import TimerHeap
 
 logger = logging.getLogger("tickler.worker")
@@ -72,8 +70,6 @@ DEFAULT_CONCURRENCY: Final = 16
 DEFAULT_POLL_S: Final = 1.0
 SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
-
-LEASE_MARGIN_S: Final = 1.0  # the lease must outlast an attempt's deadline by this much
 
 HostFactory = Callable[[str], DeliveryHost]
 
@@ -93,8 +89,10 @@ def target_timeout(target: str, timeout: float | None = None) -> float:
 def shortest_lease_s(timeout: float) -> float:
     """The shortest lease under which attempts of ``timeout`` seconds can be
     made: a lease is renewed every third of it, so only two thirds of it are
-    sure to be left when an attempt starts, and the guard wants the deadline
-    plus :data:`LEASE_MARGIN_S`. With a shorter lease no attempt is ever made."""
+    sure to be left when an attempt starts, and the runtime wants the
+    deadline plus :data:`~tickler.shell.runtime.LEASE_MARGIN_S` left (see
+    :class:`~tickler.shell.ports.LeasedLog`). With a shorter lease no
+    attempt is ever made."""
     return 1.5 * (timeout + LEASE_MARGIN_S)
 
 
@@ -115,32 +113,6 @@ def delivery_target(target: str, *, timeout: float | None = None) -> HostFactory
         )
     DeliverCommand(target, session="-", timeout=seconds)
     return lambda session: DeliverCommand(target, session=session, timeout=seconds)
-
-
-class _LeaseGuard:
-    """Hands a follow-up over only while the lease outlasts the attempt, so
-    a worker that stalled past its lease never delivers beside the worker
-    that took the session over."""
-
-    def __init__(self, host: DeliveryHost, log: PostgresLog) -> None:
-        self._host = host
-        self._log = log
-
-    def claim_idle(self) -> IdleClaim | None:
-        return self._host.claim_idle()
-
-    async def when_idle(self) -> None:
-        await self._host.when_idle()
-
-    async def followup(self, message: FollowUp) -> None:
-        if self._log.lost is not None or (
-            self._log.lease_left() < self._host.timeout + LEASE_MARGIN_S
-        ):
-            raise DeliveryFailed(
-                f"the lease of session {self._log.header.id!r} would end before the "
-                f"attempt's deadline; {message.key} was not sent"
-            )
-        await self._host.followup(message)
 
 
 @dataclass
@@ -246,7 +218,11 @@ class Worker:
     async def _run_session(self, log: PostgresLog) -> None:
         self.stats.sessions += 1
         host = self._deliver(log.header.id)
-        runtime = ScheduleRuntime(log, _LeaseGuard(host, log), self._clock, timers=self._timers)
+        # The runtime hands a follow-up over only while the lease outlasts
+        # the target's deadline (as in a live process on PostgreSQL), so a
+        # worker that stalled past its lease never delivers beside the one
+        # that took the session over.
+        runtime = ScheduleRuntime(log, host, self._clock, timers=self._timers)
         if isinstance(host, DeliverCallable):
             host.tools = runtime  # the resumed turn's schedule tools
         try:

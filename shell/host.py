@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -58,4 +58,15 @@ class AgentHost(Protocol):
         """Durably take ``message`` as the agent's next turn. Idempotent per
         ``message.key``: a repeat of a key already taken does nothing.
         Raising means "not taken": the runtime hands it over again later."""
+        ...
+
+
+@runtime_checkable
+class TimedHost(Protocol):
+    """A host whose ``followup`` has a total deadline (a delivery target):
+    a hand-over under a lease is started only when the lease outlasts it."""
+
+    @property
+    def timeout(self) -> float:
+        """The most one ``followup`` call takes, in seconds."""
         ...

@@ -27,19 +27,31 @@ from tickler.shell.ports import SessionLog, Snapshot
 from tickler.shell.records import (
     DELIVERED,
     FOLLOWUP,
+    FOLLOWUP_FAILED,
+    FailureCount,
     decode_delivered,
     decode_followup,
+    decode_followup_failed,
     encode_followup,
 )
 
 
 @dataclass
 class Loaded:
-    """What the runtime holds for a session: the schedule state and the
-    outbox of follow-ups the host has not taken yet (in log order)."""
+    """What the runtime holds for a session: the schedule state, the outbox
+    of follow-ups the host has not taken yet (in log order), and the failed
+    hand-overs of those the log records."""
 
     state: State
     outbox: dict[str, FollowUp] = field(default_factory=dict)
+    failures: dict[str, FailureCount] = field(default_factory=dict)
+
+
+class _Failures(msgspec.Struct, frozen=True, array_like=True):
+    key: str
+    earlier: int
+    last: int
+    error: str | None
 
 
 class _Image(msgspec.Struct, frozen=True):
@@ -47,6 +59,7 @@ class _Image(msgspec.Struct, frozen=True):
     next_wake: int | None
     state: msgspec.Raw
     outbox: list[msgspec.Raw]
+    failures: list[_Failures] = []  # absent from snapshots before 2026-12
 
 
 logger = logging.getLogger("tickler.runtime")
@@ -62,6 +75,9 @@ def snapshot_of(loaded: Loaded, through: int) -> Snapshot:
     target = next_target(state)
     next_wake = b"null" if loaded.outbox or target is None else str(target).encode()
     outbox = b",".join(encode_followup(m) for m in loaded.outbox.values())
+    failures = msgspec.json.encode(
+        [_Failures(key, *count) for key, count in loaded.failures.items() if key in loaded.outbox]
+    )
     data = (
         b'{"version":1,"next_wake":'
         + next_wake
@@ -69,7 +85,9 @@ def snapshot_of(loaded: Loaded, through: int) -> Snapshot:
         + encode_state(state)
         + b',"outbox":['
         + outbox
-        + b"]}"
+        + b'],"failures":'
+        + failures
+        + b"}"
     )
     return Snapshot(through, data)
 
@@ -108,18 +126,26 @@ def _from_snapshot(log: SessionLog, snapshot: Snapshot | None) -> tuple[Loaded, 
             exc,
         )
         return None
-    return Loaded(state, {m.key: m for m in outbox}), snapshot.through
+    failures = {f.key: FailureCount(f.earlier, f.last, f.error) for f in image.failures}
+    return Loaded(state, {m.key: m for m in outbox}, failures), snapshot.through
 
 
 def _track(loaded: Loaded, event: SessionEvent) -> None:
-    """Follow the outbox; a malformed runtime record is a corrupt log (a
-    skipped one could lose or repeat a delivery)."""
+    """Follow the outbox and its failures; a malformed runtime record is a
+    corrupt log (a skipped one could lose or repeat a delivery)."""
     try:
         if event.type == FOLLOWUP:
             message = decode_followup(event.data)
             loaded.outbox[message.key] = message
         elif event.type == DELIVERED:
-            loaded.outbox.pop(decode_delivered(event.data), None)
+            key = decode_delivered(event.data)
+            loaded.outbox.pop(key, None)
+            loaded.failures.pop(key, None)
+        elif event.type == FOLLOWUP_FAILED:
+            failed = decode_followup_failed(event.data)
+            if failed.key in loaded.outbox:
+                count = loaded.failures.get(failed.key, FailureCount())
+                loaded.failures[failed.key] = count.recorded(failed.attempt, failed.error)
     except (msgspec.MsgspecError, ValueError) as exc:
         raise CorruptScheduleLog(f"malformed {event.type} record: {exc}", event.seq) from None
 

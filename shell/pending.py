@@ -4,8 +4,8 @@
   (no ``tickler/delivered`` mark and no turn input with that key). A
   delivery target that is down leaves them here; the runtime keeps handing
   them over with backoff. ``failures`` counts the failed hand-overs the log
-  records (a runtime records its 1st, 2nd, 4th, 8th... failure, so this is
-  a lower bound); ``last_error`` is the latest recorded one.
+  records (the 1st, 2nd, 4th, 8th... failure is recorded, so this is a
+  lower bound); ``last_error`` is the latest recorded one.
 * Pending turns: turn inputs (``tickler/turn-input``) with neither a
   finished turn nor an abandonment, with their turn starts so far and their
   recorded model failures.
@@ -29,6 +29,7 @@ from tickler.shell.records import (
     DELIVERED,
     FOLLOWUP,
     FOLLOWUP_FAILED,
+    FailureCount,
     decode_delivered,
     decode_followup,
     decode_followup_failed,
@@ -93,8 +94,7 @@ class Pending(msgspec.Struct, frozen=True):
 @dataclass
 class _Delivery:
     row: PendingDelivery
-    earlier_runs: int = 0  # failures of runtimes before the latest one
-    run_most: int = 0  # the latest runtime's highest recorded attempt
+    failures: FailureCount = field(default_factory=FailureCount)
 
 
 @dataclass
@@ -153,11 +153,9 @@ class _Scan:
         found = self.deliveries.get(failed.key)
         if found is None:
             return
-        if failed.attempt <= found.run_most:  # counting restarted: a new runtime
-            found.earlier_runs += found.run_most
-        found.run_most = failed.attempt
+        found.failures = found.failures.recorded(failed.attempt, failed.error)
         found.row = msgspec.structs.replace(
-            found.row, failures=found.earlier_runs + found.run_most, last_error=failed.error
+            found.row, failures=found.failures.total, last_error=failed.error
         )
 
 

@@ -98,6 +98,43 @@ class WakeIndex(Protocol):
 
 
 @runtime_checkable
+class LeasedLog(Protocol):
+    """A log held under a lease that can end while its holder still runs
+    (the PostgreSQL store): a process that stalls past it may find that
+    another took the session over meanwhile.
+
+    The runtime asks before every hand-over, and starts none the lease
+    cannot cover: the appends of a holder that lost its lease are refused by
+    the store, but a hand-over reaches the host whatever the store says."""
+
+    @property
+    def lost(self) -> str | None:
+        """Why this handle no longer holds the session (taken over), or None."""
+        ...
+
+    def lease_left(self) -> float:
+        """Seconds the lease is sure to last without another renewal (0 or
+        less once it may have ended)."""
+        ...
+
+
+@runtime_checkable
+class FailureIndex(Protocol):
+    """A log that keeps, beside its events, how many hand-overs of its first
+    pending follow-up failed in a row (the PostgreSQL store: the session's
+    row), so the count goes on across the processes that hold the session
+    in turn. The log itself records only the 1st, 2nd, 4th, 8th... failure.
+
+    The runtime sets it after every failed hand-over and to 0 after a
+    successful one; the store writes it with the next flush."""
+
+    @property
+    def handover_failures(self) -> int: ...
+
+    def set_handover_failures(self, count: int) -> None: ...
+
+
+@runtime_checkable
 class SessionStore(Protocol):
     """A namespace of session logs (a directory, a database)."""
 

@@ -5,14 +5,16 @@ dispatch change(s) it delivers, and flushed before the host hears of it.
 ``tickler/delivered`` says the host took it. A follow-up without a matching
 ``delivered`` is handed over again after a restart, with the same key.
 ``tickler/followup-failed`` records a hand-over the host refused (it is
-retried; the record only makes a stuck follow-up visible).
+retried; the record only makes a stuck follow-up visible). Its ``attempt``
+counts the failures of that follow-up so far, across runtimes; records are
+written at the 1st, 2nd, 4th, 8th... failure.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Final, TypeVar, cast
+from typing import Final, NamedTuple, TypeVar, cast
 
 import msgspec
 
@@ -92,12 +94,44 @@ ERROR_TEXT_MAX: Final = 500
 
 
 class FollowUpFailedRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A hand-over of follow-up ``key`` failed; ``attempt`` counts the
-    failures of this runtime (the log keeps the 1st, 2nd, 4th, 8th...)."""
+    """A hand-over of follow-up ``key`` failed; ``attempt`` counts its
+    failures so far (the log keeps the 1st, 2nd, 4th, 8th...). Runtimes
+    before 2026-12 counted from 1 again in each runtime."""
 
     key: str
     attempt: int
     error: str
+
+
+class FailureCount(NamedTuple):
+    """The failed hand-overs of one follow-up: ``total`` of them, the last
+    with ``error``. A record whose ``attempt`` is not above the one before
+    was written by a runtime that counted from 1 again (before 2026-12):
+    the runs add up (``earlier``), and later records go on from the latest
+    run's number, so that reading stays right."""
+
+    earlier: int = 0  # the failures of the runs before the latest
+    last: int = 0  # the latest run's count (its latest ``attempt``)
+    error: str | None = None
+
+    @property
+    def total(self) -> int:
+        return self.earlier + self.last
+
+    def recorded(self, attempt: int, error: str) -> FailureCount:
+        """After a ``tickler/followup-failed`` record of ``attempt``."""
+        earlier = self.earlier + self.last if attempt <= self.last else self.earlier
+        return FailureCount(earlier, attempt, error)
+
+    def failed(self, error: str) -> FailureCount:
+        """After one more failure (its record's ``attempt`` is ``last``)."""
+        return FailureCount(self.earlier, self.last + 1, error)
+
+    def at_least(self, total: int) -> FailureCount:
+        """Raised to ``total`` failures when another count knows more."""
+        if total <= self.total:
+            return self
+        return FailureCount(self.earlier, total - self.earlier, self.error)
 
 
 _FOLLOWUP_FAILED_DECODER: Final = msgspec.json.Decoder(FollowUpFailedRecord)

@@ -10,15 +10,17 @@ Events it writes (beside the runtime's):
 * ``tickler/turn-start`` ``{"input"}`` and ``tickler/turn`` ``{"input",
   "reply"}`` - a turn began, and finished with the model's reply.
 * ``tickler/turn-failed`` ``{"input", "attempt", "error"}`` - the model call
-  raised (``error`` is ``"<ExcType>: <message>"``, bounded, no traceback).
+  raised, or did not return within the turn's deadline (``error`` is
+  ``"<ExcType>: <message>"``, bounded, no traceback).
 * ``tickler/turn-abandoned`` ``{"input", "attempts"}`` - the input was given
   up after ``max_attempts`` starts, so later inputs get their turns.
 
 After a restart, inputs without a finished turn run again, so every taken
 reminder becomes exactly one turn input, and each input gets its turn. A
-poison input (a model call that keeps raising, or that kills the process)
-is retried with exponential backoff and given up after ``max_attempts``
-turn starts, counted from the log, so never retried forever across restarts.
+poison input (a model call that keeps raising, that never returns, or that
+kills the process) is retried with exponential backoff and given up after
+``max_attempts`` turn starts, counted from the log, so never retried
+forever across restarts.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -34,7 +36,7 @@ from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import FollowUp, IdleClaim, ReleaseOnce
 from tickler.shell.ports import NewEvent, SessionLog
 from tickler.shell.records import error_text
-from tickler.shell.retry import Backoff
+from tickler.shell.retry import Backoff, Outage
 
 logger = logging.getLogger("tickler.host")
 
@@ -44,6 +46,8 @@ TURN: Final = "tickler/turn"
 TURN_FAILED: Final = "tickler/turn-failed"
 TURN_ABANDONED: Final = "tickler/turn-abandoned"
 MAX_ATTEMPTS: Final = 5
+TURN_TIMEOUT_S: Final = 300.0  # a model call's deadline: a failed attempt after it
+CLOSE_GRACE_S: Final = 10.0  # how long ``close()`` lets a turn in flight finish
 
 Source = Literal["user", "reminder"]
 
@@ -84,6 +88,15 @@ _TURN: Final = msgspec.json.Decoder(TurnRecord)
 TURN_REF: Final = msgspec.json.Decoder(TurnRef)
 
 
+class TurnTimeout(Exception):
+    """A model call did not return within the turn's deadline."""
+
+
+class TurnCancelled(Exception):
+    """A model call raised ``asyncio.CancelledError`` of its own (this host
+    was not cancelled): a failed attempt like any other."""
+
+
 def retry_delay(attempt: int, first_s: float, most_s: float) -> float:
     """The pause after the ``attempt``-th failed start: doubling, capped."""
     return min(most_s, first_s * 2.0 ** min(attempt - 1, 64))
@@ -92,9 +105,12 @@ def retry_delay(attempt: int, first_s: float, most_s: float) -> float:
 class ReferenceHost:
     """Runs one turn at a time; a claim or a running turn makes it busy.
 
-    A model call that raises is retried after ``retry_first_s``, doubling up
-    to ``retry_most_s`` (waits on the injected clock); after
-    ``max_attempts`` starts the input is abandoned and the next one runs.
+    A model call that raises (``asyncio.CancelledError`` included, when it
+    is not this host's own cancellation), or that has not returned after
+    ``turn_timeout_s`` (None: no deadline), is a failed attempt. It is
+    retried after ``retry_first_s``, doubling up to ``retry_most_s`` (waits
+    and deadlines on the injected clock); after ``max_attempts`` starts the
+    input is abandoned and the next one runs.
     """
 
     def __init__(
@@ -107,9 +123,12 @@ class ReferenceHost:
         max_attempts: int = MAX_ATTEMPTS,
         retry_first_s: float = 1.0,
         retry_most_s: float = 60.0,
+        turn_timeout_s: float | None = TURN_TIMEOUT_S,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if turn_timeout_s is not None and not turn_timeout_s > 0:
+            raise ValueError("turn_timeout_s must be positive (or None)")
         self._log = log
         self._model = model
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -117,7 +136,9 @@ class ReferenceHost:
         self._max_attempts = max_attempts
         self._retry_first_s = retry_first_s
         self._retry_most_s = retry_most_s
+        self._turn_timeout_s = turn_timeout_s
         self._log_backoff = Backoff(retry_first_s, 2.0, retry_most_s)
+        self._log_outage = Outage(logger, "reference host: recording a turn")
         self._taken: set[str] = set()
         self._pending: dict[int, TurnInput] = {}
         self._starts: dict[int, int] = {}  # turn starts per pending input, from the log
@@ -186,13 +207,22 @@ class ReferenceHost:
         """A user message, taken as a turn."""
         await self._take("user", text, None)
 
-    async def close(self) -> None:
-        """Stop taking turns: a turn in flight finishes, a retry pause ends."""
+    async def close(self, *, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Stop taking turns: a retry pause ends at once; a turn in flight
+        may finish within ``grace_s`` (on the host's clock), then it is cut
+        (its input runs again after a restart, as after a crash)."""
         self._closed = True
-        if self._runner is not None:
-            if self._pausing:
-                self._runner.cancel()
-            await asyncio.gather(self._runner, return_exceptions=True)
+        runner = self._runner
+        if runner is None or runner.done():
+            return
+        if not self._pausing:
+            grace = asyncio.ensure_future(self._clock.sleep(grace_s))
+            try:
+                await asyncio.wait((runner, grace), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                grace.cancel()
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
 
     # -- internals ----------------------------------------------------------
 
@@ -231,28 +261,27 @@ class ReferenceHost:
             self._runner = asyncio.get_running_loop().create_task(self._run_turns())
 
     async def _run_turns(self) -> None:
-        while self._pending and not self._claimed and not self._closed:
-            item = self._pending[min(self._pending)]
-            self._running = True
-            self._idle.clear()
-            try:
-                pause = await self._attempt(item)
-            except Exception as exc:
-                logger.warning(
-                    "reference host: turn %d not recorded (%s); it runs again later",
-                    item.n,
-                    error_text(exc),
-                )
-                logger.debug("reference host: turn %d log failure", item.n, exc_info=True)
-                pause = self._log_backoff.next_delay()
-            try:
-                if pause is not None and not self._closed:
-                    self._pausing = True
-                    await self._clock.sleep(pause)
-            finally:
-                self._pausing = False
-                self._running = False
-        self._update_idle()
+        try:
+            while self._pending and not self._claimed and not self._closed:
+                item = self._pending[min(self._pending)]
+                self._running = True
+                self._idle.clear()
+                try:
+                    pause = await self._attempt(item)
+                    self._log_outage.ok()
+                except Exception as exc:  # noqa: BLE001 - the log failed: logged once per outage
+                    self._log_outage.failed(exc)
+                    pause = self._log_backoff.next_delay()
+                try:
+                    if pause is not None and not self._closed:
+                        self._pausing = True
+                        await self._clock.sleep(pause)
+                finally:
+                    self._pausing = False
+                    self._running = False
+        finally:
+            self._running = False  # cut by close(): never busy for good
+            self._update_idle()
 
     async def _attempt(self, item: TurnInput) -> float | None:
         """One try at ``item``'s turn; the pause before the next try, if any."""
@@ -264,7 +293,7 @@ class ReferenceHost:
         await self._log.append([NewEvent(TURN_START, msgspec.json.encode(TurnRef(item.n)), now)])
         starts = self._starts[item.n] = starts + 1
         try:
-            reply = str(await self._model(item))  # a str subclass (LangChain's) would not encode
+            reply = await self._call_model(item)
         except Exception as exc:  # noqa: BLE001 - any model failure is this turn's failure
             return await self._failed(item, starts, exc)
         record = TurnRecord(item.n, reply)
@@ -278,6 +307,32 @@ class ReferenceHost:
             except Exception:
                 logger.exception("reference host: on_reply failed for turn %d", item.n)
         return None
+
+    async def _call_model(self, item: TurnInput) -> str:
+        """The model's reply, from a task of its own, so that neither a
+        ``CancelledError`` it raises nor one it never returns can be taken
+        for this host's own cancellation (``close()``): the first is raised
+        here as a failure, the second is cut at the deadline. Raises
+        :class:`TurnTimeout` at the deadline."""
+        call = asyncio.ensure_future(self._model(item))
+        if self._turn_timeout_s is None:
+            waits: tuple[asyncio.Future[Any], ...] = (call,)
+        else:
+            waits = (call, asyncio.ensure_future(self._clock.sleep(self._turn_timeout_s)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits[1:]:
+                wait.cancel()
+            if not call.done():  # past the deadline, or this host was cancelled
+                call.cancel()
+                call.add_done_callback(_retrieve)
+        if not call.done():
+            raise TurnTimeout(f"the model call did not return within {self._turn_timeout_s:g} s")
+        try:
+            return str(call.result())  # a str subclass (LangChain's) would not encode
+        except asyncio.CancelledError as exc:  # the model's own, not this host's
+            raise TurnCancelled(f"the model call raised {error_text(exc)}") from None
 
     async def _failed(self, item: TurnInput, attempt: int, exc: Exception) -> float | None:
         """Record the failure; give the input up after the last attempt."""
@@ -310,3 +365,9 @@ class ReferenceHost:
         await self._log.append([*batch, NewEvent(TURN_ABANDONED, msgspec.json.encode(gone), now)])
         await self._log.flush()
         self._settle(item.n)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Take the outcome of a model call cut at its deadline (nobody awaits it)."""
+    if not task.cancelled():
+        task.exception()

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from returns.pipeline import is_successful
 from returns.result import Failure
@@ -43,21 +43,22 @@ from tickler.core import (
 )
 from tickler.core.errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
 from tickler.shell.clock import Clock, SystemClock
-from tickler.shell.host import AgentHost, FollowUp, IdleClaim
+from tickler.shell.host import AgentHost, FollowUp, IdleClaim, TimedHost
 from tickler.shell.loading import Loaded, load_session, snapshot_of, usable, wake_hint
 from tickler.shell.pending import PendingDelivery
-from tickler.shell.ports import NewEvent, SessionLog, WakeIndex
+from tickler.shell.ports import FailureIndex, LeasedLog, NewEvent, SessionLog, WakeIndex
 from tickler.shell.records import (
     DELIVERED,
     FOLLOWUP,
     FOLLOWUP_FAILED,
+    FailureCount,
     encode_delivered,
     encode_followup,
     encode_followup_failed,
     error_text,
     followup_for,
 )
-from tickler.shell.retry import Backoff
+from tickler.shell.retry import Backoff, Outage
 from tickler.shell.timers import TimerHeap, shared_timers
 
 logger = logging.getLogger("tickler.runtime")
@@ -66,14 +67,21 @@ _OPERATIONS: Final[dict[type, Operation]] = {ListSchedules: "list", DeleteSchedu
 # What a transaction answers when its caller went away before it committed
 # anything (nobody reads it).
 _ABORTED: Final = render(Failure(INTERNAL_ERROR))
+_NO_FAILURES: Final = FailureCount()
+
+DISPOSE_GRACE_S: Final = 1.0
+"""How long ``dispose()`` lets a hand-over in flight finish by default: long
+enough for a host that is about to answer, short enough that a process
+stops promptly when a target hangs (an MCP client kills a server 2 s after
+closing its stdin)."""
+
+LEASE_MARGIN_S: Final = 1.0
+"""A hand-over under a lease starts only when the lease outlasts the host's
+deadline (:class:`~tickler.shell.host.TimedHost`) by this much."""
 
 
-class _Failures(NamedTuple):
-    failures: int
-    last_error: str | None
-
-
-_NO_FAILURES: Final = _Failures(0, None)
+class LeaseTooShort(Exception):
+    """A hand-over was not started: the log's lease may end before it would."""
 
 
 class ScheduleRuntime:
@@ -81,9 +89,14 @@ class ScheduleRuntime:
 
     ``start()`` loads the session (snapshot, then the log after it) and makes
     the first delivery check; ``call_tool`` answers the three tools;
-    ``dispose()`` stops it: it waits for the transaction in flight, cancels
-    a hand-over in flight (that follow-up stays in the outbox) and deletes
-    nothing.
+    ``dispose()`` stops it: it waits for the transaction in flight, lets a
+    hand-over in flight finish for up to ``dispose_grace_s`` (and records its
+    outcome) before it cancels it (that follow-up stays in the outbox), and
+    deletes nothing.
+
+    On a log held under a lease (:class:`~tickler.shell.ports.LeasedLog`),
+    no hand-over starts that the lease might not outlast, and deliveries
+    stop once the log says another process took the session over.
     """
 
     def __init__(
@@ -95,6 +108,7 @@ class ScheduleRuntime:
         timers: TimerHeap | None = None,
         backoff: Backoff | None = None,
         on_fault: Callable[[CorruptScheduleLog], None] | None = None,
+        dispose_grace_s: float = DISPOSE_GRACE_S,
     ) -> None:
         self._log = log
         self._host = host
@@ -111,10 +125,19 @@ class ScheduleRuntime:
         self._idle_task: asyncio.Task[None] | None = None
         self._retry_task: asyncio.Task[None] | None = None
         self._handing_over = False  # the drive task waits on the host
-        self._failures: dict[str, _Failures] = {}  # failed hand-overs by key, this runtime
+        self._failures: dict[str, FailureCount] = {}  # failed hand-overs by key, live
         self._disposal: asyncio.Task[None] | None = None
+        self._dispose_grace_s = dispose_grace_s
         self._just_idle = False
         self._wake_index = log.set_next_wake if isinstance(log, WakeIndex) else None
+        self._failure_index = log if isinstance(log, FailureIndex) else None
+        self._lease = log if isinstance(log, LeasedLog) else None
+        self._host_deadline = host.timeout if isinstance(host, TimedHost) else 0.0
+        self._lost = False  # the lease was taken over: deliveries stopped
+        self._flush_outage = Outage(logger, "schedule: flushing the session log")
+        self._append_outage = Outage(logger, "schedule: appending to the session log")
+        self._drive_outage = Outage(logger, "schedule: looking for due deliveries")
+        self._idle_outage = Outage(logger, "schedule: waiting for the agent to be idle")
 
     # -- public surface ---------------------------------------------------
 
@@ -130,11 +153,13 @@ class ScheduleRuntime:
     @property
     def pending_deliveries(self) -> tuple[PendingDelivery, ...]:
         """The outbox as the operator sees it: each follow-up not yet taken,
-        with the hand-overs that failed in this runtime and the last error."""
+        with its failed hand-overs so far (this runtime's and the ones
+        before it that the log, or the log's failure index, kept) and the
+        last error."""
         rows = []
         for message in self._current().outbox.values():
             failures = self._failures.get(message.key, _NO_FAILURES)
-            rows.append(PendingDelivery.of(message, failures.failures, failures.last_error))
+            rows.append(PendingDelivery.of(message, failures.total, failures.error))
         return tuple(rows)
 
     @property
@@ -162,8 +187,20 @@ class ScheduleRuntime:
             except CorruptScheduleLog as exc:
                 self._loaded = Loaded(EMPTY_STATE)
                 self._set_fault(exc)
+            self._load_failures(self._loaded)
             self._note_wake()
         self.request_drive()
+
+    def _load_failures(self, loaded: Loaded) -> None:
+        """The failure counts so far: the log's records, raised to the
+        failure index's count for the outbox head (it also counts the
+        failures after the last record)."""
+        self._failures = dict(loaded.failures)
+        if self._failure_index is None or not loaded.outbox:
+            return
+        head = next(iter(loaded.outbox))
+        count = self._failures.get(head, _NO_FAILURES)
+        self._failures[head] = count.at_least(self._failure_index.handover_failures)
 
     async def settle(self) -> bool:
         """Run the delivery work due now to its end, for a process that holds
@@ -194,7 +231,7 @@ class ScheduleRuntime:
 
     def request_drive(self) -> None:
         """Look for due work now (coalesced; runs in the session's FIFO)."""
-        if self._stopping or self._fault is not None or self._loaded is None:
+        if self._stopping or self._fault is not None or self._loaded is None or self._lost:
             return
         self._requested = True
         if self._drive_task is None or self._drive_task.done():
@@ -208,8 +245,10 @@ class ScheduleRuntime:
             return await self._save_snapshot()
 
     def dispose(self) -> Awaitable[None]:
-        """Stop: cancel timers, waits and the hand-over in flight (it stays in
-        the outbox), wait for the transaction in flight. Idempotent."""
+        """Stop: cancel timers and waits, wait for the transaction in flight,
+        let a hand-over in flight finish for up to ``dispose_grace_s`` (its
+        outcome is recorded: the delivered mark, flushed, or the failure)
+        and then cancel it (it stays in the outbox). Idempotent."""
         if self._disposal is None:
             self._disposal = asyncio.get_running_loop().create_task(self._dispose())
         return self._disposal
@@ -257,9 +296,10 @@ class ScheduleRuntime:
         batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
         try:
             await _append(self._log, [*batch, *extra])
-        except Exception:
-            logger.warning("schedule: append failed", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - logged once per outage
+            self._append_outage.failed(exc)
             return False
+        self._append_outage.ok()
         loaded.state = state
         return True
 
@@ -267,9 +307,11 @@ class ScheduleRuntime:
         """The barrier: True once everything appended so far is durable."""
         try:
             await self._log.flush()
-        except Exception:
-            logger.warning("schedule: flush failed", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - logged once per outage
+            if not self._check_lost():
+                self._flush_outage.failed(exc)
             return False
+        self._flush_outage.ok()
         return True
 
     # -- deliveries ---------------------------------------------------------
@@ -279,14 +321,15 @@ class ScheduleRuntime:
             while self._requested and not self._stopping and self._fault is None:
                 self._requested = False
                 async with self._lock:
-                    if self._is_stopping():
+                    if self._is_stopping() or self._lost:
                         return
                     try:
                         ready = await self._drive_once()
-                    except Exception:
-                        logger.exception("schedule: delivery failed; retrying")
+                    except Exception as exc:  # noqa: BLE001 - logged once per outage
+                        self._drive_outage.failed(exc)
                         self._retry_later()
                         continue
+                    self._drive_outage.ok()
                 if ready is not None:
                     # Outside the FIFO: tool calls never wait on the host.
                     # This loop is the session's only driver, so at most one
@@ -305,7 +348,7 @@ class ScheduleRuntime:
         if not await self._flushed():
             self._retry_later()
             return None
-        if self._stopping:
+        if self._stopping or self._lost:
             return None
         loaded = self._current()
         if not loaded.outbox and self._peek_wait() is not None:
@@ -367,11 +410,19 @@ class ScheduleRuntime:
     async def _hand_over(self, claim: IdleClaim, message: FollowUp) -> None:
         """Give ``message`` to the host under ``claim``, outside the FIFO, in
         the drive task itself (no task per delivery: a burst hands over
-        thousands). ``dispose()`` cancels the drive task while it waits here,
-        so a hung host cannot hold the disposal; cancelled or failed, the
-        follow-up stays in the outbox and comes again."""
+        thousands). ``dispose()`` cancels the drive task while it waits here
+        once its grace is over, so a hung host cannot hold the disposal;
+        cancelled or failed, the follow-up stays in the outbox and comes
+        again. Under a lease, a hand-over the lease might not outlast is not
+        started (a failed attempt: the lease may be renewed meanwhile)."""
         if self._stopping:
             claim.release()
+            return
+        refused = self._lease_refusal(message)
+        if refused is not None:
+            claim.release()
+            if not self._check_lost():
+                await self._handover_failed(message, refused)
             return
         error: Exception | None = None
         self._handing_over = True
@@ -390,39 +441,90 @@ class ScheduleRuntime:
         if error is not None:
             await self._handover_failed(message, error)
             return
-        self._current().outbox.pop(message.key, None)
+        await self._handed_over(message)
+
+    async def _handed_over(self, message: FollowUp) -> None:
+        """The host took ``message``: mark it delivered, look for the next."""
+        loaded = self._current()
+        loaded.outbox.pop(message.key, None)
+        loaded.failures.pop(message.key, None)
         self._note_wake()
-        self._failures.pop(message.key, None)
+        failed = self._failures.pop(message.key, _NO_FAILURES)
+        if failed.total:
+            logger.warning(
+                "schedule: follow-up %s taken after %d failed hand-overs", message.key, failed.total
+            )
+        if self._failure_index is not None:
+            self._failure_index.set_handover_failures(0)
         if self._backoff is not None:
             self._backoff.reset()
         async with self._lock:
             await self._mark_delivered(message)
+            if self._stopping:  # the log closes next: make the mark durable first
+                await self._flushed()
         self.request_drive()  # one follow-up per claim; look for the next
+
+    def _lease_refusal(self, message: FollowUp) -> LeaseTooShort | None:
+        """Why a hand-over of ``message`` must not start under the log's
+        lease now, or None (no lease, or it outlasts the attempt)."""
+        if self._lease is None:
+            return None
+        needed = self._host_deadline + LEASE_MARGIN_S
+        if self._lease.lost is None and self._lease.lease_left() >= needed:
+            return None
+        return LeaseTooShort(
+            f"the lease of session {self._log.header.id!r} might end before the hand-over "
+            f"of {message.key} would; it was not started"
+        )
+
+    def _check_lost(self) -> bool:
+        """True once the log's lease was taken over; then, once, stop
+        delivering (the new holder delivers; this one could only repeat)."""
+        if self._lease is None or self._lease.lost is None:
+            return False
+        if not self._lost:
+            self._lost = True
+            self._requested = False
+            if self._timers is not None:
+                self._timers.cancel(self)
+            logger.error("schedule: deliveries stopped: %s", self._lease.lost)
+        return True
 
     async def _handover_failed(self, message: FollowUp, error: BaseException) -> None:
         """Retry with backoff (a target that is down loses nothing), and keep
-        it visible: live in ``pending_deliveries``, and in the log at the
-        1st, 2nd, 4th, 8th... failure (bounded growth while a target is down)."""
-        attempt = self._failures.get(message.key, _NO_FAILURES).failures + 1
+        it visible: live in ``pending_deliveries``, and in the log (and in
+        this log line) at the 1st, 2nd, 4th, 8th... failure of the follow-up,
+        counted across runtimes (bounded growth while a target is down)."""
         text = error_text(error)
-        self._failures[message.key] = _Failures(attempt, text)
-        logger.warning(
-            "schedule: follow-up %s not taken (attempt %d: %s); retrying",
+        count = self._failures.get(message.key, _NO_FAILURES).failed(text)
+        self._failures[message.key] = count
+        if self._failure_index is not None:
+            self._failure_index.set_handover_failures(count.total)
+        sparse = count.total & (count.total - 1) == 0
+        logger.log(
+            logging.WARNING if sparse else logging.DEBUG,
+            "schedule: follow-up %s not taken (failure %d: %s); retrying",
             message.key,
-            attempt,
+            count.total,
             text,
         )
         logger.debug("schedule: follow-up %s failure", message.key, exc_info=error)
         self._retry_later()
-        if attempt & (attempt - 1) == 0 and not self._stopping:
-            record = encode_followup_failed(message.key, attempt, text)
-            async with self._lock:
-                try:
-                    await _append(
-                        self._log, [NewEvent(FOLLOWUP_FAILED, record, self._clock.now_ms())]
-                    )
-                except Exception:
-                    logger.debug("schedule: could not record the failure", exc_info=True)
+        if not sparse or self._lost:
+            return
+        record = encode_followup_failed(message.key, count.last, text)
+        async with self._lock:
+            try:
+                await _append(self._log, [NewEvent(FOLLOWUP_FAILED, record, self._clock.now_ms())])
+            except Exception:
+                logger.debug("schedule: could not record the failure", exc_info=True)
+                return
+            loaded = self._current()
+            if message.key in loaded.outbox:
+                recorded = loaded.failures.get(message.key, _NO_FAILURES)
+                loaded.failures[message.key] = recorded.recorded(count.last, text)
+            if self._stopping:  # the log closes next
+                await self._flushed()
 
     async def _mark_delivered(self, message: FollowUp) -> None:
         try:
@@ -471,10 +573,11 @@ class ScheduleRuntime:
     async def _idle_then_drive(self) -> None:
         try:
             await self._host.when_idle()
-        except Exception:
-            logger.warning("schedule: idle wait failed; retrying", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - logged once per outage
+            self._idle_outage.failed(exc)
             self._retry_later()
             return
+        self._idle_outage.ok()
         self._just_idle = True
         self.request_drive()
 
@@ -528,12 +631,51 @@ class ScheduleRuntime:
         for task in (self._idle_task, self._retry_task):
             if task is not None:
                 task.cancel()
-        if self._handing_over and self._drive_task is not None:
-            self._drive_task.cancel()  # a hung host must not hold the disposal
+        drive = self._drive_task
+        if self._handing_over and drive is not None:
+            # Let the hand-over finish and its outcome be recorded, for a
+            # while; then a hung host must not hold the disposal.
+            grace = asyncio.ensure_future(self._clock.sleep(self._dispose_grace_s))
+            try:
+                await asyncio.wait((drive, grace), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                grace.cancel()
+            if self._handing_over:
+                drive.cancel()
         async with self._lock:  # waits for the transaction in flight
             pass
         if self._drive_task is not None:
             await asyncio.gather(self._drive_task, return_exceptions=True)
+        await self._keep_failure_counts()
+
+    async def _keep_failure_counts(self) -> None:
+        """Record the failure count each follow-up reached, when the log has
+        no failure index and this runtime counted failures it did not record
+        (the log keeps the 1st, 2nd, 4th... only): else the next runtime
+        would count from the last record again. One record per follow-up
+        and runtime at most."""
+        loaded = self._loaded
+        if self._failure_index is not None or loaded is None or self._fault or self._lost:
+            return
+        counts = {
+            key: live
+            for key in loaded.outbox
+            if (live := self._failures.get(key)) is not None
+            and live.total > loaded.failures.get(key, _NO_FAILURES).total
+        }
+        if not counts:
+            return
+        now = self._clock.now_ms()
+        records = [encode_followup_failed(k, c.last, c.error or "") for k, c in counts.items()]
+        batch = [NewEvent(FOLLOWUP_FAILED, record, now) for record in records]
+        async with self._lock:
+            try:
+                await _append(self._log, batch)
+            except Exception:
+                logger.debug("schedule: could not record the failure counts", exc_info=True)
+                return
+            loaded.failures.update(counts)
+            await self._flushed()
 
 
 async def _append(log: SessionLog, batch: list[NewEvent]) -> None:

@@ -259,6 +259,7 @@ class Journal:
         self._logged = 0  # records numbered so far
         self._queue: list[Record] = []  # logged, not yet written to the journal
         self._lagging: dict[SessionFile, None] = {}  # their last write failed
+        self._lag_failures = 0  # failed writes since files began to lag
         self._queued_bytes = 0
         self._bases: list[SessionFile] = []  # newly opened session files, see need_base
         self._current: _Generation | None = _Generation()  # None once shut down
@@ -420,13 +421,23 @@ class Journal:
             if error is None:
                 if file in lagging:
                     del lagging[file]
+                    if not lagging:
+                        LOG.warning(
+                            "session files are written again (after %d failed writes)",
+                            self._lag_failures,
+                        )
                 continue
-            lagging[file] = None
-            LOG.error(
-                "cannot write session %r (its journal keeps the lines): %s",
+            # One line when session files start to lag (a full disk fails
+            # every commit round), DEBUG for each failure until they catch up.
+            self._lag_failures = self._lag_failures + 1 if lagging else 1
+            LOG.log(
+                logging.DEBUG if lagging else logging.ERROR,
+                "cannot write session %r (its journal keeps the lines; retried at every "
+                "commit, failures logged at DEBUG until written again): %s",
                 file.session_id,
                 error,
             )
+            lagging[file] = None
 
     def _write_out(self) -> None:
         """Write the queued records, then every pending line after them.

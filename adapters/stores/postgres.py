@@ -143,7 +143,7 @@ class PostgresLog:
         self._snapshot = snapshot
         self._cache = tail  # events [cache_from, committed) + pending come from memory
         self._cache_from = tail[0].seq if tail else granted.length
-        self.failures = granted.failures  # failed worker hand-overs in a row
+        self.failures = granted.failures  # failed hand-overs of the outbox head, committed
         self.stored_wake = granted.next_due
         self.wake = granted.next_due
         self.failures_to_write = granted.failures
@@ -217,11 +217,23 @@ class PostgresLog:
         self.dirty = True
 
     def defer(self, until: int) -> None:
-        """A worker could not hand a follow-up over: count the failure and
-        look again at ``until`` (written with the next commit)."""
-        self.failures_to_write = self.failures + 1
+        """A worker could not hand a follow-up over: count the failure (once:
+        the runtime may have counted it already) and look again at ``until``
+        (written with the next commit)."""
+        self.failures_to_write = max(self.failures_to_write, self.failures + 1)
         self.wake = until if self.wake is None else max(self.wake, until)
         self.dirty = True
+
+    @property
+    def handover_failures(self) -> int:
+        """:class:`~tickler.shell.ports.FailureIndex`: the failed hand-overs
+        of the outbox's first follow-up, kept in the session row."""
+        return self.failures_to_write
+
+    def set_handover_failures(self, count: int) -> None:
+        if count != self.failures_to_write:
+            self.failures_to_write = count
+            self.dirty = True
 
     def delivered_all(self) -> None:
         """Every follow-up was taken: the failure count starts again."""

@@ -78,7 +78,8 @@ async def test_a_poison_input_is_given_up_and_the_next_message_gets_its_turn() -
     clock = SleepRecorder(T0)
     log = new_memory_log()
     model = Model()
-    host = ReferenceHost(log, model, clock)
+    # No turn deadline: the only sleeps asked of the clock are the pauses.
+    host = ReferenceHost(log, model, clock, turn_timeout_s=None)
     try:
         host.start()
         await host.send(POISON)
@@ -226,7 +227,15 @@ async def test_a_configured_cap_and_pause_are_used() -> None:
     clock = SleepRecorder(T0)
     log = new_memory_log()
     model = Model()
-    host = ReferenceHost(log, model, clock, max_attempts=3, retry_first_s=0.5, retry_most_s=0.75)
+    host = ReferenceHost(
+        log,
+        model,
+        clock,
+        max_attempts=3,
+        retry_first_s=0.5,
+        retry_most_s=0.75,
+        turn_timeout_s=None,  # the only sleeps asked of the clock are the pauses
+    )
     try:
         host.start()
         await host.send(POISON)

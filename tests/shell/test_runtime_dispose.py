@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 
 from tickler.shell.clock import settle
+from tickler.shell.runtime import DISPOSE_GRACE_S
 
 from .support import MINUTE, SECOND, T0, Gate, Rig, async_test, rig
+
+KEY = "schedule-1@2026-08-05T12:00:10.000Z"
 
 
 def next_wake(r: Rig) -> int | None:
@@ -68,9 +71,15 @@ async def test_dispose_during_host_followup_cancels_it_and_delivers_nothing_more
         await r.advance(10 * SECOND)
         await gate.entered.wait()
         mark = len(r.calls)
-        # A hung host must not hold the disposal: the hand-over in flight is
-        # cancelled (not taken), its claim released, nothing marked.
-        await asyncio.wait_for(r.runtime.dispose(), 30)
+        # A hung host must not hold the disposal: after the grace, the
+        # hand-over in flight is cancelled (not taken), its claim released,
+        # nothing marked.
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        assert not disposal.done()
+        assert r.since(mark) == []
+        await r.advance(round(DISPOSE_GRACE_S * SECOND))
+        await asyncio.wait_for(disposal, 30)
         assert not gate.opened.is_set()
         gate.open()
         await r.advance(MINUTE, step_ms=SECOND)
@@ -146,3 +155,51 @@ async def test_dispose_is_idempotent_and_changes_nothing() -> None:
         assert r.host.offered == []
         # The record is still there for the next runtime.
         assert [rec.id for rec in r.runtime.state.active] == ["schedule-1"]
+
+
+@async_test
+async def test_dispose_lets_a_hand_over_finish_and_makes_its_mark_durable() -> None:
+    # The host answers shortly after dispose() was called, within the grace:
+    # the follow-up is marked delivered and flushed before the log closes,
+    # so a restart finds nothing pending and hands nothing over again.
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        gate = r.host.followup_gate = Gate()
+        await r.advance(10 * SECOND)
+        await gate.entered.wait()
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        assert not disposal.done()  # it waits for the hand-over in flight
+        gate.open()  # no time passes: well within the grace
+        await disposal
+        assert r.host.keys == [KEY]
+        assert r.log.count("delivered") == 1
+        assert r.log.durable == r.log.length  # the mark was flushed
+        assert r.runtime.pending_followups == ()
+        survivor = await r.log.crashed()  # what a kill -9 right now would leave
+    async with rig(log=survivor) as again:
+        await again.advance(MINUTE, step_ms=SECOND)
+        assert again.runtime.pending_followups == ()
+        assert again.host.offered == []
+
+
+@async_test
+async def test_dispose_records_a_hand_over_that_fails_within_the_grace() -> None:
+    async with rig() as r:
+        await r.create(after_seconds=10)
+        gate = r.host.followup_gate = Gate()
+        r.host.followup_errors = 1
+        await r.advance(10 * SECOND)
+        await gate.entered.wait()
+        disposal = asyncio.ensure_future(r.runtime.dispose())
+        await settle()
+        gate.open()
+        await disposal
+        assert r.host.keys == []
+        assert r.log.count("delivered") == 0
+        assert r.log.count("followup-failed") == 1  # recorded, and flushed
+        assert r.log.durable == r.log.length
+        [pending] = r.runtime.pending_deliveries
+        assert (pending.key, pending.failures) == (KEY, 1)
+        await r.advance(MINUTE, step_ms=SECOND)
+        assert len(r.host.offered) == 1  # no retry after dispose

@@ -13,6 +13,7 @@ import asyncio
 
 from tickler.adapters.stores.memory import MemoryLog
 from tickler.shell.clock import VirtualClock, settle
+from tickler.shell.runtime import DISPOSE_GRACE_S
 
 from .support import MINUTE, SECOND, T0, Gate, Rig, async_test, rig
 
@@ -126,7 +127,11 @@ async def _dispose_while_hung(first: Rig, gate: Gate) -> MemoryLog:
     first.host.followup_gate = gate
     await first.advance(10 * SECOND)
     await asyncio.wait_for(gate.entered.wait(), BOUND_S)
-    await asyncio.wait_for(first.runtime.dispose(), BOUND_S)
+    disposal = asyncio.ensure_future(first.runtime.dispose())
+    await settle()
+    assert not disposal.done()  # the hand-over in flight gets its grace first
+    await first.advance(round(DISPOSE_GRACE_S * SECOND))
+    await asyncio.wait_for(disposal, BOUND_S)
     assert not gate.opened.is_set()  # dispose returned while the host still hung
     await settle()
     assert first.host.taken == []
