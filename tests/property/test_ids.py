@@ -12,6 +12,7 @@ import json
 import random
 from typing import Final
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -118,3 +119,36 @@ def _allocated(state: State) -> str:
     (change,) = changes
     assert isinstance(change, CreateChange)
     return change.schedule.id
+
+
+@given(st.permutations([f"schedule-{n}" for n in range(1, 9)]), st.data())
+def test_ids_created_in_any_order_fold_and_evolve_alike(
+    order: list[str], data: st.DataObject
+) -> None:
+    """Allocated-looking ids logged out of order (another writer, a merge):
+    the fold and change-by-change evolve reach the same state, seen ids in
+    the same canonical form, and each id is refused once more after."""
+    from tickler.core import SCHEDULE_CHANGE, CorruptScheduleLog, encode_change, fold
+    from tickler.core.session import event
+
+    target = "2026-08-05T12:05:00.000Z"
+    changes = [
+        CreateChange(version=1, schedule=AtSchedule(schedule_id, "p", target))
+        for schedule_id in order
+    ]
+    events = [
+        event(SCHEDULE_CHANGE, seq, 0, encode_change(change)) for seq, change in enumerate(changes)
+    ]
+    evolved = fold_changes(changes)
+    folded = fold(events)
+    assert folded == evolved
+    assert folded.seen_ids.contiguous == evolved.seen_ids.contiguous == len(order)
+    again = data.draw(st.sampled_from(order), label="again")
+    reuse = CreateChange(version=1, schedule=AtSchedule(again, "p", target))
+    reason = f'schedule id "{again}" was reused'
+    with pytest.raises(CorruptScheduleLog) as evolving:
+        evolve(evolved, reuse)
+    assert evolving.value.reason == reason
+    with pytest.raises(CorruptScheduleLog) as folding:
+        fold([*events, event(SCHEDULE_CHANGE, len(events), 0, encode_change(reuse))])
+    assert folding.value.reason == reason
