@@ -76,7 +76,7 @@ async def durable_rate(store: SessionStore, sessions: int, seconds: float) -> tu
 
     async def drive(index: int, log: SessionLog) -> None:
         while time.perf_counter() < deadline:
-            await log.append([EVENT])
+            log.append([EVENT])
             await log.flush()
             counts[index] += 1
 
@@ -137,7 +137,7 @@ async def descriptors(directory: Path, sessions: int = 200) -> tuple[float, floa
     logs = [await store.open(f"p{index}", created_at=0) for index in range(sessions)]
     opened = open_fds()
     for log in logs:
-        await log.append([EVENT])
+        log.append([EVENT])
     appended = open_fds()
     await asyncio.gather(*(log.flush() for log in logs))
     flushed = open_fds()
@@ -165,7 +165,7 @@ async def reopen_times(directory: Path, events: int, opens: int) -> tuple[float,
     store = JsonlStore(directory)
     log = await store.open("big", created_at=0)
     for first in range(0, events, 5_000):
-        await log.append([reminder(seq) for seq in range(first, min(events, first + 5_000))])
+        log.append([reminder(seq) for seq in range(first, min(events, first + 5_000))])
     await store.close()
 
     async def timed() -> float:

@@ -70,17 +70,25 @@ _IMAGE: Final = msgspec.json.Decoder(_Image)
 _HINT: Final = re.compile(rb'\{"version":1,"next_wake":(null|-?[0-9]{1,16}),')
 
 
-def snapshot_of(loaded: Loaded, through: int) -> Snapshot:
+def next_wake(loaded: Loaded, now: int) -> int | None:
+    """When the session next needs a process: ``now`` while a follow-up
+    waits in the outbox, else the core's earliest target (None: nothing is
+    pending). The one answer the runtime's timer, the wake index and the
+    snapshot's hint all use."""
+    return now if loaded.outbox else next_target(loaded.state)
+
+
+def snapshot_of(loaded: Loaded, through: int, now: int) -> Snapshot:
     state = loaded.state
-    target = next_target(state)
-    next_wake = b"null" if loaded.outbox or target is None else str(target).encode()
+    wake = next_wake(loaded, now)
+    next_wake_json = b"null" if wake is None else str(wake).encode()
     outbox = b",".join(encode_followup(m) for m in loaded.outbox.values())
     failures = msgspec.json.encode(
         [_Failures(key, *count) for key, count in loaded.failures.items() if key in loaded.outbox]
     )
     data = (
         b'{"version":1,"next_wake":'
-        + next_wake
+        + next_wake_json
         + b',"state":'
         + encode_state(state)
         + b',"outbox":['
@@ -101,7 +109,8 @@ def usable(log: SessionLog, snapshot: Snapshot | None) -> Snapshot | None:
 
 def wake_hint(snapshot: Snapshot) -> int | None:
     """The next wake a snapshot recorded, read from its first bytes (None
-    when unknown, or when a follow-up was pending: then look at once)."""
+    when unknown or nothing was pending; a past instant when a follow-up
+    was pending: then look at once)."""
     match = _HINT.match(snapshot.data, 0, 64)
     if match is None or match.group(1) == b"null":
         return None

@@ -65,7 +65,12 @@ class SessionLog(Protocol):
         """The events from ``seq == start`` on, in order."""
         ...
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]: ...
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+        """Add ``batch`` at the end, atomically. Synchronous: no store
+        suspends here (writing is :meth:`flush`'s job), so an append cannot
+        be cut half-way by a cancelled caller, and the log and the
+        runtime's state never part."""
+        ...
 
     async def flush(self) -> None: ...
 

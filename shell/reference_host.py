@@ -237,7 +237,7 @@ class ReferenceHost:
         self._kick()
 
     async def _record_input(self, item: TurnInput, event: NewEvent) -> None:
-        await self._log.append([event])
+        self._log.append([event])
         self._pending[item.n] = item
         if item.key is not None:
             self._taken.add(item.key)
@@ -290,14 +290,14 @@ class ReferenceHost:
             await self._give_up(item, starts, [])
             return None
         now = self._clock.now_ms()
-        await self._log.append([NewEvent(TURN_START, msgspec.json.encode(TurnRef(item.n)), now)])
+        self._log.append([NewEvent(TURN_START, msgspec.json.encode(TurnRef(item.n)), now)])
         starts = self._starts[item.n] = starts + 1
         try:
             reply = await self._call_model(item)
         except Exception as exc:  # noqa: BLE001 - any model failure is this turn's failure
             return await self._failed(item, starts, exc)
         record = TurnRecord(item.n, reply)
-        await self._log.append([NewEvent(TURN, msgspec.json.encode(record), self._clock.now_ms())])
+        self._log.append([NewEvent(TURN, msgspec.json.encode(record), self._clock.now_ms())])
         await self._log.flush()
         self._settle(item.n)
         self._log_backoff.reset()
@@ -350,7 +350,7 @@ class ReferenceHost:
         if attempt >= self._max_attempts:
             await self._give_up(item, attempt, batch)
             return None
-        await self._log.append(batch)
+        self._log.append(batch)
         await self._log.flush()
         return retry_delay(attempt, self._retry_first_s, self._retry_most_s)
 
@@ -362,7 +362,7 @@ class ReferenceHost:
         )
         gone = TurnAbandoned(item.n, attempts)
         now = self._clock.now_ms()
-        await self._log.append([*batch, NewEvent(TURN_ABANDONED, msgspec.json.encode(gone), now)])
+        self._log.append([*batch, NewEvent(TURN_ABANDONED, msgspec.json.encode(gone), now)])
         await self._log.flush()
         self._settle(item.n)
 

@@ -12,13 +12,13 @@ hand-overs retried with backoff instead of waiting for the next activity.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
-import types
-from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Final
 
 from returns.pipeline import is_successful
-from returns.result import Failure
+from returns.result import Failure, Result
 
 from tickler.core import (
     EMPTY_STATE,
@@ -30,13 +30,14 @@ from tickler.core import (
     Delivery,
     ListSchedules,
     ScheduleChange,
+    ScheduleError,
     State,
     ToolCommand,
+    ToolOutcome,
     Wait,
     decide,
     encode_change,
     fold_changes,
-    next_target,
     parse_tool_call,
     persistence_uncertain,
     render,
@@ -44,7 +45,14 @@ from tickler.core import (
 from tickler.core.errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
 from tickler.shell.clock import Clock, SystemClock
 from tickler.shell.host import AgentHost, FollowUp, IdleClaim, TimedHost
-from tickler.shell.loading import Loaded, load_session, snapshot_of, usable, wake_hint
+from tickler.shell.loading import (
+    Loaded,
+    load_session,
+    next_wake,
+    snapshot_of,
+    usable,
+    wake_hint,
+)
 from tickler.shell.pending import PendingDelivery
 from tickler.shell.ports import FailureIndex, LeasedLog, NewEvent, SessionLog, WakeIndex
 from tickler.shell.records import (
@@ -64,9 +72,10 @@ from tickler.shell.timers import TimerHeap, shared_timers
 logger = logging.getLogger("tickler.runtime")
 
 _OPERATIONS: Final[dict[type, Operation]] = {ListSchedules: "list", DeleteSchedule: "delete"}
-# What a transaction answers when its caller went away before it committed
-# anything (nobody reads it).
-_ABORTED: Final = render(Failure(INTERNAL_ERROR))
+ToolResult = Result[ToolOutcome, ScheduleError]
+"""What a tool call comes to before it is shown: the outcome, or a closed
+error. ``render`` makes it the model's text; the typed API makes it a
+``Reminder`` or raises."""
 _NO_FAILURES: Final = FailureCount()
 
 DISPOSE_GRACE_S: Final = 1.0
@@ -82,6 +91,17 @@ deadline (:class:`~tickler.shell.host.TimedHost`) by this much."""
 
 class LeaseTooShort(Exception):
     """A hand-over was not started: the log's lease may end before it would."""
+
+
+class Phase(enum.Enum):
+    """Where a runtime is in its life; it only moves forward."""
+
+    NEW = "new"  # built; start() loads the session
+    RUNNING = "running"  # answering tools, delivering what falls due
+    FAULTED = "faulted"  # the log is corrupt: tools answer corrupt_schedule_log, no delivery
+    LOST = "lost"  # another process took the session's lease: no delivery
+    STOPPING = "stopping"  # dispose() runs
+    STOPPED = "stopped"
 
 
 class ScheduleRuntime:
@@ -117,29 +137,32 @@ class ScheduleRuntime:
         self._backoff = backoff  # made when first needed: most sessions never retry
         self._on_fault = on_fault
         self._lock = asyncio.Lock()  # the session's FIFO: waiters are served in order
-        self._loaded: Loaded | None = None
+        self._phase = Phase.NEW
+        self._loaded = Loaded(EMPTY_STATE)  # replaced by start()
         self._fault: CorruptScheduleLog | None = None
-        self._stopping = False
-        self._requested = False
+        self._requested = False  # a drive was asked for (coalesced)
+        self._just_idle = False  # the host said it is idle; a refused claim then backs off
         self._drive_task: asyncio.Task[None] | None = None
         self._idle_task: asyncio.Task[None] | None = None
         self._retry_task: asyncio.Task[None] | None = None
-        self._handing_over = False  # the drive task waits on the host
+        self._in_flight: FollowUp | None = None  # the drive task waits on the host with it
         self._failures: dict[str, FailureCount] = {}  # failed hand-overs by key, live
         self._disposal: asyncio.Task[None] | None = None
         self._dispose_grace_s = dispose_grace_s
-        self._just_idle = False
         self._wake_index = log.set_next_wake if isinstance(log, WakeIndex) else None
         self._failure_index = log if isinstance(log, FailureIndex) else None
         self._lease = log if isinstance(log, LeasedLog) else None
         self._host_deadline = host.timeout if isinstance(host, TimedHost) else 0.0
-        self._lost = False  # the lease was taken over: deliveries stopped
         self._flush_outage = Outage(logger, "schedule: flushing the session log")
         self._append_outage = Outage(logger, "schedule: appending to the session log")
         self._drive_outage = Outage(logger, "schedule: looking for due deliveries")
         self._idle_outage = Outage(logger, "schedule: waiting for the agent to be idle")
 
     # -- public surface ---------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
 
     @property
     def state(self) -> State:
@@ -175,6 +198,8 @@ class ScheduleRuntime:
         """Load the session and make the first delivery check."""
         if self._timers is None:
             self._timers = shared_timers(self._clock)
+        if self._phase is not Phase.NEW:
+            raise RuntimeError(f"ScheduleRuntime.start(): the runtime is {self._phase.value}")
         async with self._lock:
             snapshot = usable(self._log, self._log.load_snapshot())
             hint = None if snapshot is None else wake_hint(snapshot)
@@ -184,8 +209,8 @@ class ScheduleRuntime:
                 self._arm(hint)
             try:
                 self._loaded = await asyncio.to_thread(load_session, self._log, snapshot)
+                self._phase = Phase.RUNNING
             except CorruptScheduleLog as exc:
-                self._loaded = Loaded(EMPTY_STATE)
                 self._set_fault(exc)
             self._load_failures(self._loaded)
             self._note_wake()
@@ -214,7 +239,7 @@ class ScheduleRuntime:
             if not running:
                 break
             await asyncio.wait(running)
-        if self._loaded is None or self._fault is not None or self._loaded.outbox:
+        if not self._is_running() or self._loaded.outbox:
             return False
         return self._peek_wait() is not None
 
@@ -224,14 +249,23 @@ class ScheduleRuntime:
         parsed = parse_tool_call(name, args)
         if not is_successful(parsed):
             return render(Failure(parsed.failure()))
-        if self._stopping:
-            logger.warning("schedule: %s called on a disposed runtime", name)
-            return _ABORTED
-        return await self._tool(parsed.unwrap())
+        return render(await self.execute(parsed.unwrap()))
+
+    async def execute(self, command: ToolCommand) -> ToolResult:
+        """One tool transaction in the session's FIFO: the one pipeline every
+        surface (the model's tools, the typed API) goes through, with the
+        same rules, events and durability barrier. Never raises for a
+        command; a refused one is a closed error."""
+        if self._phase is Phase.NEW:
+            raise RuntimeError("ScheduleRuntime.start() has not been awaited")
+        if self._is_stopping():
+            logger.warning("schedule: a tool was called on a disposed runtime")
+            return Failure(INTERNAL_ERROR)  # nobody is left to read it
+        return await self._tool(command)
 
     def request_drive(self) -> None:
         """Look for due work now (coalesced; runs in the session's FIFO)."""
-        if self._stopping or self._fault is not None or self._loaded is None or self._lost:
+        if not self._is_running():
             return
         self._requested = True
         if self._drive_task is None or self._drive_task.done():
@@ -255,25 +289,25 @@ class ScheduleRuntime:
 
     # -- tool calls ---------------------------------------------------------
 
-    async def _tool(self, command: ToolCommand) -> str:
+    async def _tool(self, command: ToolCommand) -> ToolResult:
         """One tool transaction in the session's FIFO. A caller cancelled
         before the append leaves nothing behind; the append itself cannot be
-        cut (see ``_append``), so state and log always agree."""
+        cut (it does not suspend), so state and log always agree."""
         operation: Operation = _OPERATIONS.get(type(command), "create")
         known_id = command.id if isinstance(command, DeleteSchedule) else None
         async with self._lock:
             loaded = self._current()
             if not await self._flushed():
-                return render(Failure(persistence_uncertain(operation, known_id)))
+                return Failure(persistence_uncertain(operation, known_id))
             if self._fault is not None:
-                return render(Failure(CORRUPT_LOG))
+                return Failure(CORRUPT_LOG)
             now = self._clock.now_ms()
             changes, result = decide(loaded.state, command, now)
             if not changes:
-                return render(result)
+                return result  # type: ignore[return-value] # a tool command's outcome
             created_id = _created_id(result.value_or(None))
-            if not await self._commit(changes, now):
-                return render(Failure(INTERNAL_ERROR))
+            if not self._commit(changes, now):
+                return Failure(INTERNAL_ERROR)
             self._rearm(now)  # the change is live: it fires even if the barrier fails
             self._note_wake()
             try:
@@ -283,19 +317,17 @@ class ScheduleRuntime:
                 raise
             if not confirmed:
                 self._retry_later()  # the retained change is flushed by the retry
-                return render(Failure(persistence_uncertain(operation, created_id or known_id)))
-            return render(result)
+                return Failure(persistence_uncertain(operation, created_id or known_id))
+            return result  # type: ignore[return-value] # a tool command's outcome
 
-    async def _commit(
-        self, changes: tuple[ScheduleChange, ...], now: int, *extra: NewEvent
-    ) -> bool:
+    def _commit(self, changes: tuple[ScheduleChange, ...], now: int, *extra: NewEvent) -> bool:
         """Append ``changes`` (+ ``extra``) atomically; the state follows
         only when the append succeeded."""
         loaded = self._current()
         state = fold_changes(changes, loaded.state)
         batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
         try:
-            await _append(self._log, [*batch, *extra])
+            self._log.append([*batch, *extra])
         except Exception as exc:  # noqa: BLE001 - logged once per outage
             self._append_outage.failed(exc)
             return False
@@ -318,10 +350,10 @@ class ScheduleRuntime:
 
     async def _drive_loop(self) -> None:
         try:
-            while self._requested and not self._stopping and self._fault is None:
+            while self._requested and self._is_running():
                 self._requested = False
                 async with self._lock:
-                    if self._is_stopping() or self._lost:
+                    if not self._is_running():
                         return
                     try:
                         ready = await self._drive_once()
@@ -348,7 +380,7 @@ class ScheduleRuntime:
         if not await self._flushed():
             self._retry_later()
             return None
-        if self._stopping or self._lost:
+        if not self._is_running():
             return None
         loaded = self._current()
         if not loaded.outbox and self._peek_wait() is not None:
@@ -366,9 +398,9 @@ class ScheduleRuntime:
             else:
                 message = await self._deliver_due()
         finally:
-            if message is None or self._stopping:
+            if message is None or self._is_stopping():
                 claim.release()
-        return None if message is None or self._stopping else (claim, message)
+        return None if message is None or self._is_stopping() else (claim, message)
 
     def _peek_wait(self) -> Wait | None:
         """The Wait decision at the current wall clock (arming the timer),
@@ -397,7 +429,7 @@ class ScheduleRuntime:
             return None
         message = followup_for(outcome)
         followup = NewEvent(FOLLOWUP, encode_followup(message), now)
-        if not await self._commit(changes, now, followup):
+        if not self._commit(changes, now, followup):
             self._retry_later()
             return None
         self._current().outbox[message.key] = message
@@ -415,7 +447,7 @@ class ScheduleRuntime:
         cancelled or failed, the follow-up stays in the outbox and comes
         again. Under a lease, a hand-over the lease might not outlast is not
         started (a failed attempt: the lease may be renewed meanwhile)."""
-        if self._stopping:
+        if self._is_stopping():
             claim.release()
             return
         refused = self._lease_refusal(message)
@@ -425,7 +457,7 @@ class ScheduleRuntime:
                 await self._handover_failed(message, refused)
             return
         error: Exception | None = None
-        self._handing_over = True
+        self._in_flight = message
         try:
             await self._host.followup(message)
         except asyncio.CancelledError:
@@ -436,7 +468,7 @@ class ScheduleRuntime:
         except Exception as exc:  # noqa: BLE001 - any host failure means "not taken"
             error = exc
         finally:
-            self._handing_over = False
+            self._in_flight = None
             claim.release()
         if error is not None:
             await self._handover_failed(message, error)
@@ -460,7 +492,7 @@ class ScheduleRuntime:
             self._backoff.reset()
         async with self._lock:
             await self._mark_delivered(message)
-            if self._stopping:  # the log closes next: make the mark durable first
+            if self._is_stopping():  # the log closes next: make the mark durable first
                 await self._flushed()
         self.request_drive()  # one follow-up per claim; look for the next
 
@@ -482,8 +514,8 @@ class ScheduleRuntime:
         delivering (the new holder delivers; this one could only repeat)."""
         if self._lease is None or self._lease.lost is None:
             return False
-        if not self._lost:
-            self._lost = True
+        if self._is_running():
+            self._phase = Phase.LOST
             self._requested = False
             if self._timers is not None:
                 self._timers.cancel(self)
@@ -510,12 +542,12 @@ class ScheduleRuntime:
         )
         logger.debug("schedule: follow-up %s failure", message.key, exc_info=error)
         self._retry_later()
-        if not sparse or self._lost:
+        if not sparse or self._phase is Phase.LOST:
             return
         record = encode_followup_failed(message.key, count.last, text)
         async with self._lock:
             try:
-                await _append(self._log, [NewEvent(FOLLOWUP_FAILED, record, self._clock.now_ms())])
+                self._log.append([NewEvent(FOLLOWUP_FAILED, record, self._clock.now_ms())])
             except Exception:
                 logger.debug("schedule: could not record the failure", exc_info=True)
                 return
@@ -523,13 +555,13 @@ class ScheduleRuntime:
             if message.key in loaded.outbox:
                 recorded = loaded.failures.get(message.key, _NO_FAILURES)
                 loaded.failures[message.key] = recorded.recorded(count.last, text)
-            if self._stopping:  # the log closes next
+            if self._is_stopping():  # the log closes next
                 await self._flushed()
 
     async def _mark_delivered(self, message: FollowUp) -> None:
         try:
             ack = NewEvent(DELIVERED, encode_delivered(message.key), self._clock.now_ms())
-            await _append(self._log, [ack])
+            self._log.append([ack])
         except Exception:
             # The host took it; without the mark it is handed over again
             # after a restart, and the host drops the repeat by its key.
@@ -546,23 +578,21 @@ class ScheduleRuntime:
 
     def _note_wake(self) -> None:
         """Tell a log that keeps a wake index when this session next needs a
-        process: now while a follow-up waits, else the core's next target."""
-        if self._wake_index is None or self._loaded is None:
+        process (:func:`~tickler.shell.loading.next_wake`)."""
+        if self._wake_index is None or self._phase is Phase.NEW:
             return
         if self._fault is not None:
             self._wake_index(None)  # nothing will be delivered until it is mended
-        elif self._loaded.outbox:
-            self._wake_index(self._clock.now_ms())
         else:
-            self._wake_index(next_target(self._loaded.state))
+            self._wake_index(next_wake(self._loaded, self._clock.now_ms()))
 
     def _rearm(self, now: int) -> None:
-        """After a tool change: arm for the earliest target, or drive if due."""
-        target = next_target(self._current().state)
-        if target is not None and target <= now:
+        """After a tool change: arm for the next wake, or drive if it is due."""
+        wake = next_wake(self._current(), now)
+        if wake is not None and wake <= now:
             self.request_drive()
         else:
-            self._arm(target)
+            self._arm(wake)
 
     def _wait_for_idle(self) -> None:
         """The agent is busy: look again once it is idle (one wait at most)."""
@@ -582,7 +612,7 @@ class ScheduleRuntime:
         self.request_drive()
 
     def _retry_later(self) -> None:
-        if self._stopping or (self._retry_task is not None and not self._retry_task.done()):
+        if self._is_stopping() or (self._retry_task is not None and not self._retry_task.done()):
             return
         if self._backoff is None:
             self._backoff = Backoff()
@@ -595,16 +625,22 @@ class ScheduleRuntime:
 
     # -- lifecycle ----------------------------------------------------------
 
+    # Methods, not attributes: the phase moves while a coroutine awaits, and a
+    # type checker narrows attributes as if it could not.
     def _is_stopping(self) -> bool:
-        return self._stopping
+        return self._phase in (Phase.STOPPING, Phase.STOPPED)
+
+    def _is_running(self) -> bool:
+        return self._phase is Phase.RUNNING
 
     def _current(self) -> Loaded:
-        if self._loaded is None:
+        if self._phase is Phase.NEW:
             raise RuntimeError("ScheduleRuntime.start() has not been awaited")
         return self._loaded
 
     def _set_fault(self, exc: CorruptScheduleLog) -> None:
         self._fault = exc
+        self._phase = Phase.FAULTED
         logger.error(
             "schedule: session %s: corrupt schedule log, deliveries stopped: %s",
             self._log.header.id,
@@ -614,17 +650,19 @@ class ScheduleRuntime:
             self._on_fault(exc)
 
     async def _save_snapshot(self) -> bool:
-        if self._loaded is None or self._fault is not None or not await self._flushed():
+        if self._phase is Phase.NEW or self._fault is not None or not await self._flushed():
             return False
         try:
-            await self._log.save_snapshot(snapshot_of(self._loaded, self._log.length))
+            snapshot = snapshot_of(self._loaded, self._log.length, self._clock.now_ms())
+            await self._log.save_snapshot(snapshot)
         except Exception:
             logger.warning("schedule: could not save a snapshot", exc_info=True)
             return False
         return True
 
     async def _dispose(self) -> None:
-        self._stopping = True
+        lost = self._phase is Phase.LOST
+        self._phase = Phase.STOPPING
         self._requested = False
         if self._timers is not None:
             self._timers.cancel(self)
@@ -632,7 +670,7 @@ class ScheduleRuntime:
             if task is not None:
                 task.cancel()
         drive = self._drive_task
-        if self._handing_over and drive is not None:
+        if self._in_flight is not None and drive is not None:
             # Let the hand-over finish and its outcome be recorded, for a
             # while; then a hung host must not hold the disposal.
             grace = asyncio.ensure_future(self._clock.sleep(self._dispose_grace_s))
@@ -640,13 +678,15 @@ class ScheduleRuntime:
                 await asyncio.wait((drive, grace), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 grace.cancel()
-            if self._handing_over:
+            if self._in_flight is not None:
                 drive.cancel()
         async with self._lock:  # waits for the transaction in flight
             pass
         if self._drive_task is not None:
             await asyncio.gather(self._drive_task, return_exceptions=True)
-        await self._keep_failure_counts()
+        if not lost:
+            await self._keep_failure_counts()
+        self._phase = Phase.STOPPED
 
     async def _keep_failure_counts(self) -> None:
         """Record the failure count each follow-up reached, when the log has
@@ -655,7 +695,7 @@ class ScheduleRuntime:
         would count from the last record again. One record per follow-up
         and runtime at most."""
         loaded = self._loaded
-        if self._failure_index is not None or loaded is None or self._fault or self._lost:
+        if self._failure_index is not None or self._fault is not None:
             return
         counts = {
             key: live
@@ -670,50 +710,12 @@ class ScheduleRuntime:
         batch = [NewEvent(FOLLOWUP_FAILED, record, now) for record in records]
         async with self._lock:
             try:
-                await _append(self._log, batch)
+                self._log.append(batch)
             except Exception:
                 logger.debug("schedule: could not record the failure counts", exc_info=True)
                 return
             loaded.failures.update(counts)
             await self._flushed()
-
-
-async def _append(log: SessionLog, batch: list[NewEvent]) -> None:
-    """``log.append(batch)``, never cut by the caller's cancellation: a
-    cancelled append could leave the log and the in-memory state apart.
-
-    Stores usually append without suspending; the coroutine is then run to
-    its end right here, with no task. One that suspends is finished by a
-    task of its own, shielded from our caller."""
-    coro = log.append(batch)
-    try:
-        waiting = coro.send(None)
-    except StopIteration:
-        return
-    await asyncio.shield(asyncio.ensure_future(_finish(coro, waiting)))
-
-
-async def _finish(coro: Coroutine[Any, Any, object], waiting: object) -> None:
-    await _resume(coro, waiting)
-
-
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, object], waiting: object) -> Generator[Any, Any, None]:
-    """Continue a coroutine that was started by hand: hand each future it
-    waits on to the running task, and send back what the task sends in."""
-    while True:
-        try:
-            value = yield waiting
-        except BaseException as exc:  # noqa: BLE001 - forwarded into the coroutine
-            try:
-                waiting = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                waiting = coro.send(value)
-            except StopIteration:
-                return
 
 
 def _uncancel() -> None:

@@ -168,7 +168,7 @@ class JsonlLog:
         careful = start // STRIDE in self._packed_blocks  # after _seek: prefix blocks known
         return _read_events(lines, seq, start, length, careful=careful)
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         self._check_writable()
         added, lines = encode_batch(self._length, batch)
         if not added:

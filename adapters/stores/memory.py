@@ -42,7 +42,7 @@ class MemoryLog:
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
         return iter(self._events[start:])
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         if self.closed:
             raise StoreError(f"session {self._header.id!r} is closed")
         for item in batch:

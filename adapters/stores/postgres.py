@@ -170,7 +170,7 @@ class PostgresLog:
         pending = [e for e in self.pending if e.seq >= start]
         return self._events(start, cache_from, cached, pending)
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         self._check_writable()
         added, _ = encode_batch(self.length, batch)  # refuses what would not read back
         self.pending.extend(added)

@@ -69,7 +69,7 @@ class SqliteLog:
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
         return self._events(max(start, 0), self.committed, list(self.pending))
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         if self._closed:
             raise StoreError(f"session {self._header.id!r} is closed")
         added, _ = encode_batch(self.length, batch)  # refuses what would not read back

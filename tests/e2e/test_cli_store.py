@@ -22,7 +22,7 @@ async def main(directory, ending):
         schedule = {"id": f"schedule-{n}", "kind": "after", "prompt": "p", "afterSeconds": 30,
                     "scheduledAt": "2099-08-05T12:00:30.000Z"}
         data = {"version": 1, "operation": "create", "schedule": schedule}
-        await log.append([NewEvent("schedule/change", json.dumps(data).encode(), 1785931200000)])
+        log.append([NewEvent("schedule/change", json.dumps(data).encode(), 1785931200000)])
         await log.flush()
     if ending == "snapshot":
         await log.save_snapshot(Snapshot(3, b"three"))

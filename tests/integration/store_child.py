@@ -90,7 +90,7 @@ async def try_open(kind: str, location: str, session: str) -> None:
 async def die_after(kind: str, location: str, session: str, batches: int) -> None:
     log = await (await open_store(kind, location)).open(session, created_at=1)
     for _ in range(batches):
-        await log.append(batch(log.length, 3, 10))
+        log.append(batch(log.length, 3, 10))
         await log.flush()
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -107,7 +107,7 @@ async def crash(kind: str, location: str, seed: int, sessions: tuple[str, ...] =
             count = rng.randint(1, 6)
             pad = rng.choice((0, 10, 3000))  # some batches span pages
             first = log.length
-            await log.append(batch(first, count, pad))
+            log.append(batch(first, count, pad))
             await log.flush()
             print(sessions[log_index], first, count, flush=True)
 

@@ -114,9 +114,9 @@ class StoreContract:
     async def test_append_is_ordered_with_contiguous_seq(self, backend: StoreBackend) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        first = await log.append(new_events(3))
-        empty = await log.append([])
-        second = await log.append(new_events(1, start=3))
+        first = log.append(new_events(3))
+        empty = log.append([])
+        second = log.append(new_events(1, start=3))
         assert [item.seq for item in first] == [0, 1, 2]
         assert empty == ()
         assert [item.seq for item in second] == [3]
@@ -128,7 +128,7 @@ class StoreContract:
     async def test_events_from_a_start(self, backend: StoreBackend) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        await log.append(new_events(700))
+        log.append(new_events(700))
         for start in (0, 1, 255, 256, 257, 511, 699):
             assert summary(log, start) == expected(new_events(700), start)
         assert summary(log, 700) == []
@@ -149,10 +149,10 @@ class StoreContract:
     async def test_reopen_keeps_everything(self, backend: StoreBackend) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        await log.append(new_events(10))
+        log.append(new_events(10))
         await log.flush()
         await log.save_snapshot(Snapshot(8, b"state through 8"))
-        await log.append(new_events(2, start=10))
+        log.append(new_events(2, start=10))
         await log.flush()
         await store.close()
 
@@ -166,7 +166,7 @@ class StoreContract:
         assert log.length == 12
         assert summary(log) == expected(new_events(12))
         assert log.load_snapshot() == Snapshot(8, b"state through 8")
-        assert (await log.append(new_events(1, start=12)))[0].seq == 12
+        assert (log.append(new_events(1, start=12)))[0].seq == 12
         await again.close()
 
     async def test_one_writer_per_session(self, backend: StoreBackend) -> None:
@@ -195,7 +195,7 @@ class StoreContract:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
         assert log.load_snapshot() is None
-        await log.append(new_events(5))
+        log.append(new_events(5))
         await log.save_snapshot(Snapshot(3, b"\x00binary\xff"))
         assert log.load_snapshot() == Snapshot(3, b"\x00binary\xff")
         await log.save_snapshot(Snapshot(5, b"newer"))
@@ -205,7 +205,7 @@ class StoreContract:
     async def test_close_is_idempotent_and_releases_the_lock(self, backend: StoreBackend) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        await log.append(new_events(2))
+        log.append(new_events(2))
         await log.close()
         await log.close()
         await store.close()
@@ -223,7 +223,7 @@ class StoreContract:
 
         async def drive(log: SessionLog) -> None:
             for round_ in range(20):
-                await log.append(new_events(1 + round_ % 3, start=log.length))
+                log.append(new_events(1 + round_ % 3, start=log.length))
                 await log.flush()
 
         await asyncio.gather(*(drive(log) for log in logs))
@@ -236,7 +236,7 @@ class StoreContract:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
         await log.flush()
-        await log.append(new_events(1))
+        log.append(new_events(1))
         await log.flush()
         await log.flush()
         await store.close()
@@ -246,7 +246,7 @@ class StoreContract:
     async def test_a_snapshot_beyond_the_log_is_refused(self, backend: StoreBackend) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        await log.append(new_events(2))
+        log.append(new_events(2))
         with pytest.raises(StoreError, match="beyond"):
             await log.save_snapshot(Snapshot(3, b"too far"))
         assert log.load_snapshot() is None
@@ -257,7 +257,7 @@ class StoreContract:
         log = await store.open("s1", created_at=5)
         await log.close()
         with pytest.raises(StoreError, match="closed"):
-            await log.append(new_events(1))
+            log.append(new_events(1))
         await store.close()
 
     @pytest.mark.parametrize(
@@ -268,9 +268,9 @@ class StoreContract:
     ) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        await log.append(new_events(1))
+        log.append(new_events(1))
         with pytest.raises(ValueError, match=r"read back|one line"):
-            await log.append([*new_events(1, start=1), NewEvent("bad", data, 1)])
+            log.append([*new_events(1, start=1), NewEvent("bad", data, 1)])
         assert log.length == 1  # nothing of the batch was appended
         await log.flush()
         await store.close()
@@ -283,7 +283,7 @@ class StoreContract:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
         with pytest.raises(ValueError, match="read back"):
-            await log.append([NewEvent("note", b"{}", -1)])
+            log.append([NewEvent("note", b"{}", -1)])
         assert log.length == 0
         await store.close()
 

@@ -139,7 +139,7 @@ async def test_session_files_that_cannot_be_written_are_reported_once(
     store = JsonlStore(tmp_path / "sessions")
     logs = [await store.open(f"s{i}", created_at=T0) for i in range(3)]
     for log in logs:
-        await log.append([NewEvent("note", b"{}", T0)])
+        log.append([NewEvent("note", b"{}", T0)])
     await logs[0].flush()
     failures = 0
 
@@ -152,7 +152,7 @@ async def test_session_files_that_cannot_be_written_are_reported_once(
     caplog.clear()
     for round_ in range(40):
         log = logs[round_ % 3]
-        await log.append([NewEvent("note", b"{}", T0)])
+        log.append([NewEvent("note", b"{}", T0)])
         await log.flush()
     assert failures >= 40
     errors = loud(caplog)
@@ -160,7 +160,7 @@ async def test_session_files_that_cannot_be_written_are_reported_once(
     assert "No space left on device" in errors[0].getMessage()
 
     monkeypatch.setattr(f"{JOURNAL}.write_all", files.write_all)
-    await logs[0].append([NewEvent("note", b"{}", T0)])
+    logs[0].append([NewEvent("note", b"{}", T0)])
     await logs[0].flush()
     recovered = loud(caplog)[1:]
     assert [(r.levelname, r.name) for r in recovered] == [("WARNING", "tickler.store")]

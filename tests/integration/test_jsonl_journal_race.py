@@ -133,7 +133,7 @@ async def test_a_recovery_run_while_a_journal_is_created_leaves_it_to_its_owner(
     # one's creating its journal file and locking it.
     owner = JsonlStore(tmp_path)
     log = await owner.open("s1", created_at=1)
-    await log.append(new_events(3))
+    log.append(new_events(3))
     others: list[JsonlStore] = []
     stopped: list[str] = []
 
@@ -154,7 +154,7 @@ async def test_a_recovery_run_while_a_journal_is_created_leaves_it_to_its_owner(
     # The flushed batch is in a journal on disk that every recovery sees as
     # live: not in an unlinked file that a power cut would lose.
     assert locked_records(tmp_path, "s1") == {0, 1, 2}
-    await log.append(new_events(2, start=3))
+    log.append(new_events(2, start=3))
     await log.flush()
     await others[0].close()
     await owner.close()
@@ -169,7 +169,7 @@ async def test_a_recovery_holding_a_journal_being_created_neither_fails_nor_fail
     # first one locks it; the first one then cannot lock it.
     owner = JsonlStore(tmp_path)
     log = await owner.open("s1", created_at=1)
-    await log.append(new_events(3))
+    log.append(new_events(3))
     steps = Steps()
     second = Opener(tmp_path, steps)
     paused: list[str] = []
@@ -212,7 +212,7 @@ async def test_a_recovery_holding_a_journal_being_created_neither_fails_nor_fail
     assert flush_error is None, f"the owner's flush failed: {flush_error!r}"
     assert len(paused) == 2, f"the race was not driven: {paused}"
     assert locked_records(tmp_path, "s1") == {0, 1, 2}
-    await log.append(new_events(2, start=3))
+    log.append(new_events(2, start=3))
     await log.flush()
     await second.store.close()
     await owner.close()
@@ -226,7 +226,7 @@ async def test_a_journal_its_owner_deletes_while_recovery_waits_for_its_lock_is_
     # only after the owner checkpointed it, deleted it and let go of it.
     owner = JsonlStore(tmp_path)
     log = await owner.open("s1", created_at=1)
-    await log.append(new_events(3))
+    log.append(new_events(3))
     await log.flush()
     assert len(journals(tmp_path)) == 1
     steps = Steps()
@@ -258,7 +258,7 @@ async def test_a_journal_its_owner_deletes_while_recovery_waits_for_its_lock_is_
     assert second.error is None, f"the second store failed to open: {second.error!r}"
     assert second.store is not None
     assert second.store.recovered == ()  # nothing of the owner's was replayed
-    await log.append(new_events(2, start=3))
+    log.append(new_events(2, start=3))
     await log.flush()
     await second.store.close()
     await owner.close()
@@ -296,7 +296,7 @@ async def test_a_journal_cannot_be_created_when_recovery_takes_every_try(
     # and the next flush succeeds.
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=1)
-    await log.append(new_events(3))
+    log.append(new_events(3))
     taken: list[int] = []
     stealing: list[bool] = [True]  # off while the thief itself locks, and at the end
 

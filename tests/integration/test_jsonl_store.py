@@ -38,7 +38,7 @@ HEADER = header_line(SessionHeader(id="s1", created_at=5))
 async def write_session(directory: Path, count: int, **options: object) -> Path:
     store = JsonlStore(directory, **options)  # type: ignore[arg-type]
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(count))
+    log.append(new_events(count))
     await store.close()
     return directory / "s1.jsonl"
 
@@ -61,8 +61,8 @@ def die_after(directory: Path, batches: int) -> None:
 async def test_the_file_is_the_harness_layout(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
-    await log.append([NewEvent("schedule/change", b'{"v":1, "op" : "x"}', 7)])
-    await log.append([NewEvent("note", b'"\\u00e9\xc3\xa9"', 8), NewEvent("n", b"[]", 9)])
+    log.append([NewEvent("schedule/change", b'{"v":1, "op" : "x"}', 7)])
+    log.append([NewEvent("note", b'"\\u00e9\xc3\xa9"', 8), NewEvent("n", b"[]", 9)])
     await store.close()
     data = (tmp_path / "s1.jsonl").read_bytes()
     assert data == HEADER + (
@@ -99,7 +99,7 @@ async def test_a_harness_file_opens_and_takes_appends(tmp_path: Path) -> None:
         ("message", msgspec.UNSET),
         ("session/end-seed", True),
     ]
-    await log.append(new_events(1))
+    log.append(new_events(1))
     await store.close()
     data = (tmp_path / "s1.jsonl").read_bytes()
     assert data.startswith(original)  # never rewritten, only appended to
@@ -119,7 +119,7 @@ async def test_a_torn_tail_a_journal_covers_is_dropped_reported_and_replayed(
     assert any("torn" in record.getMessage() for record in caplog.records)
     assert path.read_bytes() == complete  # cut, then written back whole
     log = await store.open("s1", created_at=5)
-    assert (await log.append(new_events(1, start=6)))[0].seq == 6
+    assert (log.append(new_events(1, start=6)))[0].seq == 6
     await store.close()
     assert len(parse_session_jsonl(path.read_bytes()).events) == 7
 
@@ -154,7 +154,7 @@ async def test_a_whole_final_line_without_its_newline_is_kept(tmp_path: Path) ->
     log = await store.open("s1", created_at=5)
     assert log.length == 3
     assert any("newline" in note for note in log.recovered)
-    await log.append(new_events(1, start=3))
+    log.append(new_events(1, start=3))
     await store.close()
     parsed = parse_session_jsonl(path.read_bytes())
     assert [item.seq for item in parsed.events] == [0, 1, 2, 3]
@@ -232,7 +232,7 @@ async def test_a_failed_journal_sync_is_never_reported_durable(tmp_path: Path) -
     flaky = FlakyFsync()
     store = JsonlStore(tmp_path, fsync=flaky)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(2))
+    log.append(new_events(2))
     flaky.fail("journal")
     with pytest.raises(StoreError, match="injected"):
         await log.flush()
@@ -246,7 +246,7 @@ async def test_a_failed_journal_sync_is_never_reported_durable(tmp_path: Path) -
     await log.flush()
     # (a checkpoint of the retired journals may sync session files meanwhile)
     assert "journal" in flaky.calls[before:]
-    await log.append(new_events(1, start=2))
+    log.append(new_events(1, start=2))
     await log.flush()
     await store.close()
     assert journals(tmp_path) == []
@@ -259,11 +259,11 @@ async def test_a_failed_checkpoint_keeps_the_journal_and_never_fails_a_flush(
     flaky = FlakyFsync()
     store = JsonlStore(tmp_path, fsync=flaky, journal_limit=1)  # every round retires one
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(1))
+    log.append(new_events(1))
     await log.flush()
     await store.checkpoint()
     assert journals(tmp_path) == []  # checkpointed (in the background) and deleted
-    await log.append(new_events(1, start=1))
+    log.append(new_events(1, start=1))
     flaky.fail("session")
     await log.flush()  # durable in the journal: the checkpoint is not the flush's business
     with pytest.raises(StoreError, match=r"cannot checkpoint.*'s1'.*injected.*kept for replay"):
@@ -271,7 +271,7 @@ async def test_a_failed_checkpoint_keeps_the_journal_and_never_fails_a_flush(
     kept = journals(tmp_path)
     assert len(kept) == 1
     flaky.heal()
-    await log.append(new_events(1, start=2))
+    log.append(new_events(1, start=2))
     await log.flush()
     await store.checkpoint()  # the failure was reported once
     assert journals(tmp_path) == kept  # kept, locked, until this process is done with it
@@ -290,7 +290,7 @@ async def test_a_reopened_file_is_synced_before_a_flush_counts(tmp_path: Path) -
     store = JsonlStore(tmp_path, fsync=flaky)
     log = await store.open("s1", created_at=5)
     assert "session" not in flaky.calls  # opening costs no fsync
-    await log.append(new_events(1, start=2))
+    log.append(new_events(1, start=2))
     flaky.fail("session")
     with pytest.raises(StoreError, match="cannot sync a session file"):
         await log.flush()
@@ -316,7 +316,7 @@ async def test_a_failed_close_leaves_the_journal_for_the_next_opener(tmp_path: P
     flaky = FlakyFsync()
     store = JsonlStore(tmp_path, fsync=flaky)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(4))
+    log.append(new_events(4))
     await log.flush()
     flaky.fail()
     with pytest.raises(StoreError, match="injected"):
@@ -333,7 +333,7 @@ async def test_a_failed_snapshot_keeps_the_previous_one(tmp_path: Path) -> None:
     flaky = FlakyFsync()
     store = JsonlStore(tmp_path, fsync=flaky)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(4))
+    log.append(new_events(4))
     await log.save_snapshot(Snapshot(2, b"two"))
     flaky.fail("other", "dir")
     with pytest.raises(StoreError, match="injected"):
@@ -347,7 +347,7 @@ async def test_a_failed_snapshot_keeps_the_previous_one(tmp_path: Path) -> None:
 async def test_a_snapshot_beyond_a_shortened_log_is_corruption(tmp_path: Path, events: int) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(events))
+    log.append(new_events(events))
     await log.save_snapshot(Snapshot(events, b"all"))
     await store.close()
     path = tmp_path / "s1.jsonl"
@@ -367,7 +367,7 @@ async def test_a_snapshot_beyond_a_shortened_log_is_corruption(tmp_path: Path, e
 async def test_a_damaged_snapshot_beyond_the_log_is_only_ignored(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(4))
+    log.append(new_events(4))
     await log.save_snapshot(Snapshot(2, b"two"))
     await store.close()
     snapshot = tmp_path / "s1.snapshot"
@@ -387,15 +387,15 @@ async def test_an_append_reaches_its_file_at_the_next_round(tmp_path: Path) -> N
     log = await store.open("s1", created_at=5)
     path = tmp_path / "s1.jsonl"
     header = path.read_bytes()
-    await log.append(new_events(2))
-    await log.append(new_events(1, start=2))
+    log.append(new_events(2))
+    log.append(new_events(1, start=2))
     assert path.read_bytes() == header  # nothing written by an append
     assert [item.seq for item in log.events()] == [0, 1, 2]  # read from memory
     assert [item.seq for item in log.events(1)] == [1, 2]
     await log.flush()
     events = parse_session_jsonl(path.read_bytes()).events
     assert [item.seq for item in events] == [0, 1, 2]  # one round wrote both batches
-    await log.append(new_events(1, start=3))
+    log.append(new_events(1, start=3))
     assert [item.seq for item in log.events(2)] == [2, 3]  # the file, then memory
     await store.close()
     assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3]
@@ -407,8 +407,8 @@ async def test_an_append_past_the_queue_limit_is_written_out_with_its_record(
     store = JsonlStore(tmp_path)
     small = await store.open("small", created_at=5)
     big = await store.open("big", created_at=5)
-    await small.append(new_events(1))
-    await big.append([NewEvent("pad", b'"' + b"x" * (1 << 20) + b'"', 1)])  # past 1 MiB
+    small.append(new_events(1))
+    big.append([NewEvent("pad", b'"' + b"x" * (1 << 20) + b'"', 1)])  # past 1 MiB
     for name in ("small", "big"):  # both written out with the queue, no flush asked
         assert len(parse_session_jsonl((tmp_path / f"{name}.jsonl").read_bytes()).events) == 1
     await store.close()  # nothing left pending for the closing logs
@@ -424,12 +424,12 @@ async def test_a_session_file_that_cannot_be_written_lags_then_catches_up(
     # room for its records, not for zeros written past them.
     store = JsonlStore(tmp_path, journal_limit=4096, journal_zero_ahead=0)
     log = await store.open("s1", created_at=5)
-    await log.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
+    log.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
     await log.flush()
     path = tmp_path / "s1.jsonl"
     size = path.stat().st_size
     fsize_limit.cap(size + 100)  # the journal (small) still fits; the session file does not
-    await log.append(new_events(3, start=1))
+    log.append(new_events(3, start=1))
     await log.flush()  # durable all the same: the journal holds the lines
     assert path.stat().st_size == size  # what the failed write left was cut off
     assert [item.seq for item in log.events()] == [0, 1, 2, 3]  # the rest from memory
@@ -438,7 +438,7 @@ async def test_a_session_file_that_cannot_be_written_lags_then_catches_up(
         await store.checkpoint()  # the journal covering the lagging file is kept
     assert any(journals(tmp_path))
     fsize_limit.lift()
-    assert (await log.append(new_events(1, start=4)))[0].seq == 4
+    assert (log.append(new_events(1, start=4)))[0].seq == 4
     await log.flush()  # the round writes the lagging lines first
     assert [item.seq for item in parse_session_jsonl(path.read_bytes()).events] == [0, 1, 2, 3, 4]
     await store.close()
@@ -451,11 +451,11 @@ async def test_a_session_file_still_lagging_at_close_fails_the_close_and_keeps_t
 ) -> None:
     store = JsonlStore(tmp_path, journal_limit=4096, journal_zero_ahead=0)
     log = await store.open("s1", created_at=5)
-    await log.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
+    log.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
     await log.flush()
     path = tmp_path / "s1.jsonl"
     fsize_limit.cap(path.stat().st_size + 100)
-    await log.append(new_events(3, start=1))
+    log.append(new_events(3, start=1))
     await log.flush()
     with pytest.raises(StoreError, match="cannot write session 's1' at its close"):
         await log.close()
@@ -473,11 +473,11 @@ async def test_a_failed_journal_write_fails_the_flush_and_keeps_the_batches(
 ) -> None:
     store = JsonlStore(tmp_path, journal_zero_ahead=0)  # the cap is at the records' end
     big = await store.open("big", created_at=5)
-    await big.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
+    big.append([NewEvent("pad", b'"' + b"x" * 60_000 + b'"', 1)])
     await big.flush()
     small = await store.open("s1", created_at=5)
     journal = journals(tmp_path)[0]
-    await small.append(new_events(3))  # small batches reach the journal at the flush
+    small.append(new_events(3))  # small batches reach the journal at the flush
     fsize_limit.cap(journal.stat().st_size + 50)
     with pytest.raises(StoreError, match="cannot write the journal"):
         await small.flush()
@@ -498,12 +498,12 @@ async def test_lines_reach_their_session_file_only_after_their_record(
     # One event that ends the file 30 bytes before a page boundary.
     overhead = len(b'{"type":"pad","seq":0,"time":1,"data":""}\n')
     pad = 4096 - 30 - path.stat().st_size - overhead
-    await log.append([NewEvent("pad", b'"' + b"x" * pad + b'"', 1)])
+    log.append([NewEvent("pad", b'"' + b"x" * pad + b'"', 1)])
     await log.flush()
     assert path.stat().st_size == 4096 - 30
     journal = journals(tmp_path)[0]
     fsize_limit.cap(journal.stat().st_size + 10)
-    await log.append(new_events(3, start=1))  # would cross the page boundary
+    log.append(new_events(3, start=1))  # would cross the page boundary
     assert path.stat().st_size == 4096 - 30  # an append writes nothing yet
     with pytest.raises(StoreError, match="cannot write the journal"):
         await log.flush()
@@ -520,10 +520,10 @@ async def test_batches_never_flushed_are_dropped_if_the_journal_refuses_them_at_
 ) -> None:
     store = JsonlStore(tmp_path, journal_zero_ahead=0)  # the cap is at the records' end
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(1))
+    log.append(new_events(1))
     await log.flush()
     journal = journals(tmp_path)[0]
-    await log.append(new_events(2, start=1))  # never flushed
+    log.append(new_events(2, start=1))  # never flushed
     fsize_limit.cap(journal.stat().st_size + 10)
     with pytest.raises(StoreError, match="cannot write the journal"):
         await store.close()
@@ -542,7 +542,7 @@ async def test_closing_quietly_after_appends_that_were_never_flushed(
     store = JsonlStore(tmp_path, journal_limit=4096)  # the close retires records not synced
     log = await store.open("s1", created_at=5)
     for first in range(0, 40, 4):
-        await log.append(new_events(4, start=first))
+        log.append(new_events(4, start=first))
     await store.close()  # writes them out and syncs them: nothing is lost
     assert "lost" not in caplog.text
     events = parse_session_jsonl((tmp_path / "s1.jsonl").read_bytes()).events
@@ -559,7 +559,7 @@ def records_end(journal: Path) -> tuple[int, int]:
 async def test_the_journal_writes_into_zeros_it_wrote_ahead(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path, journal_zero_ahead=4096)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(2))
+    log.append(new_events(2))
     await log.flush()
     journal = journals(tmp_path)[0]
     data = journal.read_bytes()
@@ -568,7 +568,7 @@ async def test_the_journal_writes_into_zeros_it_wrote_ahead(tmp_path: Path) -> N
     assert len(data) == end + 4096 or len(data) == len(MAGIC) + 4096
     assert data[end:] == bytes(len(data) - end)  # zeros after the records: the end
     for seq in range(2, 200):  # past the first fill: more zeros are written ahead
-        await log.append(new_events(1, start=seq))
+        log.append(new_events(1, start=seq))
         await log.flush()
     count, end = records_end(journal)
     assert count == 199
@@ -583,14 +583,14 @@ async def test_zeros_that_cannot_be_written_ahead_fail_no_flush(
 ) -> None:
     store = JsonlStore(tmp_path, journal_zero_ahead=4096)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(1))
+    log.append(new_events(1))
     await log.flush()
     journal = journals(tmp_path)[0]
     zeroed = journal.stat().st_size
     fsize_limit.cap(zeroed + 2000)  # no new fill fits; records still do, for a while
     seq = 1
     while records_end(journal)[1] < zeroed + 200:  # until records run past the zeros
-        await log.append(new_events(1, start=seq))
+        log.append(new_events(1, start=seq))
         await log.flush()  # never fails: the fill is only an optimisation
         seq += 1
         assert seq < 500
@@ -610,7 +610,7 @@ async def test_an_open_session_holds_one_descriptor(tmp_path: Path) -> None:
     logs = [await store.open(f"s{index}", created_at=5) for index in range(20)]
     assert open_fds() == base + 20  # the file, whose flock is the writer lock
     for log in logs:
-        await log.append(new_events(2, start=log.length))  # logged, not flushed
+        log.append(new_events(2, start=log.length))  # logged, not flushed
     assert open_fds() == base + 20
     await asyncio.gather(*(log.flush() for log in logs))
     assert open_fds() == base + 20 + 1  # and the store's journal file
@@ -631,7 +631,7 @@ async def test_running_out_of_descriptors_fails_a_flush_never_the_store(
     store = JsonlStore(tmp_path, fsync=flaky)
     log = await store.open("s1", created_at=5)
     other = await store.open("s2", created_at=5)
-    await log.append(new_events(2))
+    log.append(new_events(2))
     flaky.fail("journal")
     with pytest.raises(StoreError, match="injected"):
         await log.flush()  # the journal file is retired: the next needs a new descriptor
@@ -645,7 +645,7 @@ async def test_running_out_of_descriptors_fails_a_flush_never_the_store(
     with pytest.raises(StoreError, match="Too many open files"):
         await store.open("s3", created_at=5)
     big = [NewEvent("pad", b'"' + b"x" * 3000 + b'"', 1) for _ in range(2)]
-    await other.append(big)  # an append needs no descriptor: its round does
+    other.append(big)  # an append needs no descriptor: its round does
     with pytest.raises(StoreError, match="Too many open files"):
         await other.flush()
     assert (log.length, other.length) == (2, 2)
@@ -654,7 +654,7 @@ async def test_running_out_of_descriptors_fails_a_flush_never_the_store(
     await log.flush()  # the same store recovers by itself
     await other.flush()
     third = await store.open("s3", created_at=5)
-    await third.append(new_events(1))
+    third.append(new_events(1))
     await third.flush()
     await store.close()
     again = JsonlStore(tmp_path)
@@ -670,11 +670,11 @@ async def test_a_checkpoint_never_holds_up_a_flush(tmp_path: Path) -> None:
     first = await store.open("first", created_at=5)
     second = await store.open("second", created_at=5)
     gated.gate.clear()
-    await first.append(new_events(1))
+    first.append(new_events(1))
     await first.flush()  # the checkpoint this starts waits at first.jsonl's sync
     assert await asyncio.to_thread(gated.held.wait, 60)
     for count in range(3):
-        await second.append(new_events(1, start=count))
+        second.append(new_events(1, start=count))
         await asyncio.wait_for(second.flush(), 60)  # a guard against a hang, not a timing
     assert len(journals(tmp_path)) >= 2  # retired, waiting for their checkpoint
     gated.gate.set()
@@ -696,7 +696,7 @@ async def test_a_flush_starts_its_round_before_other_ready_tasks_run(tmp_path: P
     logs = [await store.open(f"s{index}", created_at=5) for index in range(20)]
 
     async def create(log: JsonlLog) -> None:
-        await log.append(new_events(1))
+        log.append(new_events(1))
         await log.flush()
 
     await asyncio.gather(*(create(log) for log in logs))
@@ -709,7 +709,7 @@ async def test_a_flush_starts_its_round_before_other_ready_tasks_run(tmp_path: P
 async def test_a_snapshot_lets_a_reopen_skip_the_events_it_covers(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(1000))
+    log.append(new_events(1000))
     await log.save_snapshot(Snapshot(800, b"through 800"))
     await store.close()
     path = tmp_path / "s1.jsonl"
@@ -726,7 +726,7 @@ async def test_a_snapshot_lets_a_reopen_skip_the_events_it_covers(tmp_path: Path
         assert summary(log, start) == expected(new_events(1000), start)
     with pytest.raises(StoreError, match=r"s1\.jsonl: line 12: invalid event"):
         log.events(5)  # reading before the snapshot validates what it skipped
-    await log.append(new_events(1, start=1000))
+    log.append(new_events(1, start=1000))
     assert summary(log, 990) == expected(new_events(1001), 990)
     await again.close()
     with pytest.raises(SessionFileError, match="line 12"):
@@ -742,14 +742,14 @@ async def test_a_snapshot_lets_a_reopen_skip_the_events_it_covers(tmp_path: Path
 async def test_events_before_and_after_a_snapshot_anchor(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(900))
+    log.append(new_events(900))
     await log.save_snapshot(Snapshot(600, b"through 600"))  # not at a block boundary
-    await log.append(new_events(100, start=900))
+    log.append(new_events(100, start=900))
     await store.close()
     again = JsonlStore(tmp_path)
     log = await again.open("s1", created_at=5)
     assert log.length == 1000
-    await log.append(new_events(100, start=1000))
+    log.append(new_events(100, start=1000))
     for start in (1099, 1024, 1000, 768, 767, 601, 600, 599, 512, 511, 256, 255, 1, 0):
         assert summary(log, start) == expected(new_events(1100), start)
     await log.save_snapshot(Snapshot(700, b"through 700"))  # before the length: found by reading
@@ -764,7 +764,7 @@ async def test_events_before_and_after_a_snapshot_anchor(tmp_path: Path) -> None
 async def test_a_snapshot_of_another_history_is_ignored(tmp_path: Path) -> None:
     store = JsonlStore(tmp_path)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(300))
+    log.append(new_events(300))
     await log.save_snapshot(Snapshot(300, b"old history"))
     await store.close()
     path = tmp_path / "s1.jsonl"
@@ -790,7 +790,7 @@ async def test_a_file_a_crash_left_without_a_header_starts_afresh(
     log = await store.open("s1", created_at=5)
     assert log.length == 0
     assert bool(content) == any("torn header" in note for note in log.recovered)
-    await log.append(new_events(1))
+    log.append(new_events(1))
     await store.close()
     data = (tmp_path / "s1.jsonl").read_bytes()
     assert data.startswith(HEADER)

@@ -96,7 +96,7 @@ async def test_a_live_holder_is_never_claimed_and_an_expired_lease_is(
     taken = await claimer.claim_due(10, NOW)
     assert [log.header.id for log in taken] == ["held"]
     assert taken[0].token > held.token
-    await held.append(new_events(1))
+    held.append(new_events(1))
     with pytest.raises(SessionLost):
         await held.flush()
     await holder.close()
@@ -106,9 +106,9 @@ async def test_a_live_holder_is_never_claimed_and_an_expired_lease_is(
 async def test_a_claimed_log_comes_back_loaded(pg_schema: PgSchema) -> None:
     writer = pg_schema.store()
     log = await writer.open("s1", created_at=77)
-    await log.append(new_events(6))
+    log.append(new_events(6))
     await log.save_snapshot(Snapshot(4, b"through four"))
-    await log.append(new_events(3, start=6))
+    log.append(new_events(3, start=6))
     log.set_next_wake(NOW - 1)
     log.defer(NOW - 1)  # one failed hand-over counted
     await log.close()
@@ -126,7 +126,7 @@ async def test_a_claimed_log_comes_back_loaded(pg_schema: PgSchema) -> None:
     assert claimed.failures == 1
     assert claimed.stored_wake == NOW - 1
     assert claimed.lease_left() > 0
-    await claimed.append(new_events(1, start=9))
+    claimed.append(new_events(1, start=9))
     claimed.delivered_all()
     claimed.set_next_wake(None)
     await claimed.close()
@@ -152,7 +152,7 @@ async def test_renewed_leases_keep_a_held_session_from_claims(pg_schema: PgSchem
         await asyncio.sleep(0.1)
         seen.add(lease_until(pg_schema, "held"))
     assert time.monotonic() - started > 2.0  # longer than one lease, by construction
-    await held.append(new_events(1))
+    held.append(new_events(1))
     await held.flush()  # still the holder
     await holder.close()
     assert [log.header.id for log in await claimer.claim_due(10, NOW)] == ["held"]

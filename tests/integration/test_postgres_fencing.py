@@ -59,29 +59,29 @@ async def test_two_writers_never_both_extend_a_session(
     # the fencing token can refuse it.
     first, second = pg_schema.store(), pg_schema.store()
     stale = await first.open("s1", created_at=5)
-    await stale.append(tagged("A", 0, 3))
+    stale.append(tagged("A", 0, 3))
     await stale.flush()
-    await stale.append(tagged("A", 3, 2))  # pending when the lease is lost
+    stale.append(tagged("A", 3, 2))  # pending when the lease is lost
     expire(pg_schema, "s1")
 
     fresh = await second.open("s1", created_at=5)
     assert fresh.length == 3
     if newcomer_writes_first:
-        await fresh.append(tagged("B", 3, 2))
+        fresh.append(tagged("B", 3, 2))
         await fresh.flush()
 
     with pytest.raises(SessionLost, match=r"'s1' was taken over .* open it again"):
         await stale.flush()
     assert stale.lost is not None
     with pytest.raises(SessionLost):
-        await stale.append(tagged("A", 5, 1))
+        stale.append(tagged("A", 5, 1))
     with pytest.raises(SessionLost):
         await stale.flush()
     with pytest.raises(SessionLost):  # nor a snapshot ahead of the new writer's state
         await stale.save_snapshot(Snapshot(3, b"A's view"))
 
     if not newcomer_writes_first:
-        await fresh.append(tagged("B", 3, 2))
+        fresh.append(tagged("B", 3, 2))
         await fresh.flush()
     rows = stored(pg_schema, "s1")
     assert [seq for seq, _ in rows] == [0, 1, 2, 3, 4]  # contiguous, each seq once
@@ -97,7 +97,7 @@ async def test_two_writers_never_both_extend_a_session(
     reread = await first.open("s1", created_at=5)
     assert reread.length == 5
     assert [bytes(e.data) for e in reread.events()] == [data for _, data in rows]
-    await reread.append(tagged("A", 5, 1))
+    reread.append(tagged("A", 5, 1))
     await reread.flush()
     assert [seq for seq, _ in stored(pg_schema, "s1")] == list(range(6))
     await stale.close()  # a lost handle closes quietly and releases nothing
@@ -136,7 +136,7 @@ async def test_a_stale_renewal_marks_the_log_lost(pg_schema: PgSchema) -> None:
     assert stale.lost is not None
     assert "taken over" in stale.lost
     with pytest.raises(SessionLost):
-        await stale.append(new_events(1))
+        stale.append(new_events(1))
     await fresh.close()
     await first.close()
     await second.close()
@@ -170,12 +170,12 @@ async def test_one_round_commits_the_others_and_nothing_of_a_lost_session(
     names = [f"s{index}" for index in range(6)]
     logs = [await store.open(name, created_at=5) for name in names]
     for log in logs:
-        await log.append(tagged("A", 0, 2))
+        log.append(tagged("A", 0, 2))
         log.set_next_wake(7_000)
     await logs[0].flush()  # one round for all six
     assert store.rounds == 1
     for log in logs:
-        await log.append(tagged("A", 2, 3))
+        log.append(tagged("A", 2, 3))
         log.set_next_wake(9_000)
     expire(pg_schema, "s3")
     taker = await other.open("s3", created_at=5)
@@ -206,7 +206,7 @@ async def test_one_round_commits_the_others_and_nothing_of_a_lost_session(
 async def test_a_close_while_a_round_is_in_flight_still_releases(pg_schema: PgSchema) -> None:
     store = pg_schema.store()
     log: PostgresLog = await store.open("s1", created_at=5)
-    await log.append(new_events(2))
+    log.append(new_events(2))
     flushing = asyncio.create_task(log.flush())
     await asyncio.sleep(0)  # the round starts with the release not asked for yet
     await asyncio.sleep(0)
@@ -225,7 +225,7 @@ async def test_a_close_while_a_round_is_in_flight_still_releases(pg_schema: PgSc
 async def test_a_closed_log_says_closed_not_taken_over(pg_schema: PgSchema) -> None:
     store = pg_schema.store()
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(2))
+    log.append(new_events(2))
     await log.close()
     with pytest.raises(StoreError, match="closed") as refused:
         await log.save_snapshot(Snapshot(2, b"late"))
@@ -242,9 +242,9 @@ async def test_a_round_committed_but_unconfirmed_is_not_written_twice(pg_schema:
     # writes it. The next flush completes the batch, each seq once.
     store = pg_schema.store()
     log = await store.open("s1", created_at=5)
-    await log.append(tagged("A", 0, 3))
+    log.append(tagged("A", 0, 3))
     await log.flush()
-    unconfirmed = await log.append(tagged("A", 3, 2))
+    unconfirmed = log.append(tagged("A", 3, 2))
     pg_schema.query(
         "INSERT INTO {s}.events (session_id, seq, type, time, data)"
         " SELECT 's1', seq, type, time, data"
@@ -258,7 +258,7 @@ async def test_a_round_committed_but_unconfirmed_is_not_written_twice(pg_schema:
         ),
     )
     pg_schema.query("UPDATE {s}.sessions SET length = 5 WHERE id = 's1'")
-    await log.append(tagged("A", 5, 1))  # appended since
+    log.append(tagged("A", 5, 1))  # appended since
     await log.flush()
     assert log.lost is None
     rows = stored(pg_schema, "s1")
@@ -276,10 +276,10 @@ async def test_a_log_moved_outside_the_store_makes_its_holder_lost(
     # length is neither where the handle's batch starts nor inside it.
     store = pg_schema.store()
     log = await store.open("s1", created_at=5)
-    await log.append(tagged("A", 0, 3))
+    log.append(tagged("A", 0, 3))
     await log.flush()
     pg_schema.query("UPDATE {s}.sessions SET length = length + %s WHERE id = 's1'", (moved,))
-    await log.append(tagged("A", 3, 1))
+    log.append(tagged("A", 3, 1))
     with pytest.raises(SessionLost):
         await log.flush()
     assert [seq for seq, _ in stored(pg_schema, "s1")] == [0, 1, 2]  # nothing of the batch

@@ -44,9 +44,9 @@ async def test_events_read_back_past_the_cache(pg_schema: PgSchema) -> None:
     log = await store.open("s1", created_at=5)
     total = 4_500
     for first in range(0, total, 500):
-        await log.append(new_events(500, start=first))
+        log.append(new_events(500, start=first))
         await log.flush()
-    await log.append(new_events(3, start=total))  # pending, from memory
+    log.append(new_events(3, start=total))  # pending, from memory
     assert summary(log.events()) == expected(total + 3)
     for start in (0, 999, 1_000, 1_001, 3_499, 3_500, 4_499, total, total + 2):
         assert summary(log.events(start)) == expected(total + 3, start)
@@ -58,13 +58,13 @@ async def test_events_read_back_past_the_cache(pg_schema: PgSchema) -> None:
 async def test_connections_ended_while_idle_are_replaced_before_use(pg_schema: PgSchema) -> None:
     store = pg_schema.store()
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(4_200))
+    log.append(new_events(4_200))
     await log.flush()
     assert summary(log.events(0))[:3] == expected(3)  # the read connection is up
     await asyncio.sleep(1.5)  # quiet for longer than the store's idle check (1 s)
     assert terminate_store_connections(pg_schema) >= 2  # the pool's and the reader's
     assert summary(log.events(0)) == expected(4_200)  # a read is repeated on a new one
-    await log.append(new_events(1, start=4_200))
+    log.append(new_events(1, start=4_200))
     await log.flush()  # an idle pooled connection is checked: no failure at all
     await log.close()
     assert pg_schema.query("SELECT length, lease_owner FROM {s}.sessions") == [(4_201, None)]
@@ -86,14 +86,14 @@ async def test_a_flush_fails_when_the_database_goes_and_retries_after(
 ) -> None:
     store = pg_schema.store(pool_size=3)
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(3))
+    log.append(new_events(3))
     await log.flush()
 
     # The commit is cut mid-statement: it waits on a row lock the test
     # holds, and its connection is ended meanwhile.
     async with await psycopg.AsyncConnection.connect(pg_schema.dsn) as blocker:
         await blocker.execute(f"SELECT 1 FROM {pg_schema.schema}.sessions FOR UPDATE")
-        await log.append(new_events(2, start=3))
+        log.append(new_events(2, start=3))
         flushing = asyncio.create_task(log.flush())
         await wait_for_lock_waiter(pg_schema)
         assert terminate_store_connections(pg_schema, waiting_only=True) == 1
@@ -118,7 +118,7 @@ async def test_a_flush_fails_when_the_database_goes_and_retries_after(
     rows = pg_schema.query("SELECT seq FROM {s}.events ORDER BY seq")
     assert [int(str(seq)) for (seq,) in rows] == [0, 1, 2, 3, 4]  # written once
     assert summary(log.events()) == expected(5)
-    await log.append(new_events(1, start=5))
+    log.append(new_events(1, start=5))
     await log.close()
     assert pg_schema.query("SELECT length, lease_owner FROM {s}.sessions") == [(6, None)]
     await store.close()

@@ -176,7 +176,7 @@ async def test_the_longest_accepted_schema_name_works_end_to_end() -> None:
         store = pg.store()
         log = await store.open("s1", created_at=5)
         log.set_next_wake(1_000)  # a nearer wake: this commit notifies
-        await log.append(new_events(1))
+        log.append(new_events(1))
         await log.close()
         assert pg.query("SELECT length, next_due_at FROM {s}.sessions") == [(1, 1_000)]
         await store.close()
@@ -193,7 +193,7 @@ async def test_a_store_over_no_schema_says_to_migrate_then_works(bare: PgSchema)
     assert tables(bare) == []  # opening never creates the schema
     migrate(bare.dsn, bare.schema)
     log = await store.open("s1", created_at=5)  # the same store, once migrated
-    await log.append(new_events(2))
+    log.append(new_events(2))
     await log.close()
     assert bare.query("SELECT length FROM {s}.sessions") == [(2,)]
     await store.close()

@@ -63,7 +63,7 @@ class TestPostgresStoreContract(DurableStoreContract):
         assert set(empty) == set(_TABLES)
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        await log.append([])
+        log.append([])
         await log.close()
         await store.close()
         assert await backend.footprint() != empty

@@ -256,7 +256,7 @@ async def test_a_wake_set_while_a_round_is_in_flight_is_written_by_the_next(
     store = pg_schema.store()
     log = await store.open("s1", created_at=5)
     log.set_next_wake(9_000)
-    await log.append(new_events(1))
+    log.append(new_events(1))
     flushing = asyncio.create_task(log.flush())
     await asyncio.sleep(0)  # the flush asks for a round
     await asyncio.sleep(0)  # the round has taken its rows and waits on the server

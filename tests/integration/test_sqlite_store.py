@@ -17,7 +17,7 @@ from .conftest import FileSizeLimit, new_events
 async def test_the_database_is_wal_with_strict_tables(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "db")
     log = await store.open("s1", created_at=5)
-    await log.append([NewEvent("note", b'{"a": 1,  "b":"\xc3\xa9"}', 7)])
+    log.append([NewEvent("note", b'{"a": 1,  "b":"\xc3\xa9"}', 7)])
     await store.close()
     conn = sqlite3.connect(tmp_path / "db")
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -41,11 +41,11 @@ async def test_a_failed_commit_keeps_everything_queued(
     store = SqliteStore(tmp_path / "db")
     first = await store.open("s1", created_at=5)
     second = await store.open("s2", created_at=5)
-    await first.append(new_events(2))
+    first.append(new_events(2))
     await first.flush()
     wal = tmp_path / "db-wal"
-    await first.append([NewEvent("pad", b'"' + b"x" * 20_000 + b'"', 1)])
-    await second.append(new_events(1))
+    first.append([NewEvent("pad", b'"' + b"x" * 20_000 + b'"', 1)])
+    second.append(new_events(1))
     fsize_limit.cap(wal.stat().st_size)
     with pytest.raises(StoreError, match="flush failed"):
         await first.flush()
@@ -66,7 +66,7 @@ async def test_a_failed_commit_keeps_everything_queued(
 async def test_a_snapshot_beyond_a_shortened_log_is_ignored(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "db")
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(4))
+    log.append(new_events(4))
     await log.save_snapshot(Snapshot(4, b"four"))
     await store.close()
     conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
@@ -82,7 +82,7 @@ async def test_a_snapshot_beyond_a_shortened_log_is_ignored(tmp_path: Path) -> N
 async def test_a_gap_in_the_events_raises(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "db")
     log = await store.open("s1", created_at=5)
-    await log.append(new_events(4))
+    log.append(new_events(4))
     await store.close()
     conn = sqlite3.connect(tmp_path / "db", isolation_level=None)
     conn.execute("DELETE FROM events WHERE seq = 1")

@@ -184,7 +184,7 @@ async def test_verify_reports_store_damage_and_changes_nothing(tmp_path: Path) -
     # s2: a snapshot through 5 of a log cut back to 2 events.
     store = JsonlStore(tmp_path)
     log = await store.open("s2", created_at=5)
-    await log.append(new_events(5))
+    log.append(new_events(5))
     await log.save_snapshot(Snapshot(5, b"five"))
     await store.close()
     s2 = tmp_path / "s2.jsonl"

@@ -130,7 +130,7 @@ async def check_reads_and_continues(root: Path, session_id: str, data: bytes) ->
             assert rows(list(log.events(start))) == expected[start:], start
         for start in range(len(expected)):
             assert rows(list(islice(log.events(start), 2))) == expected[start : start + 2], start
-        added = await log.append(
+        added = log.append(
             [NewEvent("turn/start", b'{"turn":9}', 5000), NewEvent("turn/end", b"{}", 5001)]
         )
         assert [item.seq for item in added] == [len(expected), len(expected) + 1]
@@ -218,7 +218,7 @@ async def test_deep_event_data_appends_in_every_store(stores: Stores) -> None:
     store = stores.open()
     log = await store.open("s1", created_at=1)
     datas = [deep(2_000), deep(100_000, b'{"a":[1,2]}'), b'{"k":%s}' % deep(3_000)]
-    added = await log.append([NewEvent("tool/result", data, 10) for data in datas])
+    added = log.append([NewEvent("tool/result", data, 10) for data in datas])
     assert [bytes(item.data) for item in added] == datas
     assert [bytes(item.data) for item in log.events()] == datas
     await log.flush()
@@ -242,9 +242,9 @@ async def test_deep_data_that_is_not_json_is_refused_before_anything_is_written(
 ) -> None:
     store = stores.open()
     log = await store.open("s1", created_at=1)
-    await log.append([NewEvent("turn/start", b"{}", 1)])
+    log.append([NewEvent("turn/start", b"{}", 1)])
     with pytest.raises(ValueError, match="read back"):
-        await log.append([NewEvent("turn/end", b"{}", 2), NewEvent("tool/result", data, 3)])
+        log.append([NewEvent("turn/end", b"{}", 2), NewEvent("tool/result", data, 3)])
     assert log.length == 1
     await log.flush()
     assert [item.type for item in log.events()] == ["turn/start"]
@@ -255,16 +255,16 @@ async def test_deep_data_that_is_not_json_is_refused_before_anything_is_written(
 async def test_packed_row_types_are_refused_at_append(stores: Stores, kind: str) -> None:
     store = stores.open()
     log = await store.open("s1", created_at=1)
-    await log.append([NewEvent("turn/start", b"{}", 1)])
+    log.append([NewEvent("turn/start", b"{}", 1)])
     data = b'{"turn":1,"step":1,"index":0,"dt":[],"texts":["x"]}'
     for batch in (
         [NewEvent(kind, data, 2)],
         [NewEvent("turn/end", b"{}", 2), NewEvent(kind, data, 3)],
     ):
         with pytest.raises(ValueError, match="packed chunk rows"):
-            await log.append(batch)
+            log.append(batch)
         assert log.length == 1
-    assert [item.type for item in await log.append([NewEvent("turn/end", b"{}", 4)])] == [
+    assert [item.type for item in log.append([NewEvent("turn/end", b"{}", 4)])] == [
         "turn/end"
     ]
     await log.flush()

@@ -176,7 +176,7 @@ async def test_stalled_worker_loses_the_session_and_is_fenced(pg_schema: PgSchem
             lost_log = store_a.claimed[0]
             await wait_until(lambda: lost_log.lost is not None, 30, "A to learn it lost the lease")
             with pytest.raises(SessionLost):
-                await lost_log.append([NewEvent("test/late", b"{}", now_ms())])
+                lost_log.append([NewEvent("test/late", b"{}", now_ms())])
             with pytest.raises(SessionLost):
                 await lost_log.flush()
             await recorder.wait_for(2)

@@ -51,6 +51,7 @@ class CrashingLog:
         self._inner = inner
         self._path = path
         self._armed = False
+        self._tear_at: int | None = None
 
     @property
     def header(self) -> SessionHeader:
@@ -63,17 +64,12 @@ class CrashingLog:
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
         return self._inner.events(start)
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         delivering = any(e.type == "tickler/followup" for e in batch)
         if delivering and CRASH_POINT == "append":
-            # A torn write as kill -9 leaves one: the batch's record reached
-            # the journal, then only part of its first line reached the file.
-            size = os.path.getsize(self._path)  # noqa: ASYNC240, PTH202
-            await self._inner.append(batch)
-            await self._inner.flush()
-            os.truncate(self._path, size + 20)
-            die()
-        added = await self._inner.append(batch)
+            # Torn by the flush that writes it (an append only queues).
+            self._tear_at = os.path.getsize(self._path)  # noqa: PTH202
+        added = self._inner.append(batch)
         self._armed = delivering
         if delivering and CRASH_POINT == "flushing":
             die()
@@ -81,6 +77,11 @@ class CrashingLog:
 
     async def flush(self) -> None:
         await self._inner.flush()
+        if self._tear_at is not None:
+            # A torn write as kill -9 leaves one: the batch's record reached
+            # the journal, then only part of its first line reached the file.
+            os.truncate(self._path, self._tear_at + 20)
+            die()
         if self._armed and CRASH_POINT == "flushed":
             die()
         self._armed = False

@@ -160,6 +160,22 @@ class RecordingLog:
 
     async def _enter(self, op: Op, labels: Labels) -> bool:
         """Apply the rules for one call; True when it must fail."""
+        gates = []
+        fail = self._apply(op, labels, gates)
+        for gate in gates:
+            gate.entered.set()
+            await gate.opened.wait()
+        return fail
+
+    def _enter_now(self, op: Op, labels: Labels) -> bool:
+        """The rules for a call that cannot wait (an append is synchronous)."""
+        gates: list[Gate] = []
+        fail = self._apply(op, labels, gates)
+        if gates:
+            raise AssertionError(f"{op} cannot be held by a gate: it never suspends")
+        return fail
+
+    def _apply(self, op: Op, labels: Labels, gates: list[Gate]) -> bool:
         self.attempts[op] += 1
         fail = False
         for rule in list(self._rules):
@@ -177,8 +193,7 @@ class RecordingLog:
             elif rule.action == "hook" and rule.hook is not None:
                 rule.hook()
             elif rule.gate is not None:
-                rule.gate.entered.set()
-                await rule.gate.opened.wait()
+                gates.append(rule.gate)
         return fail
 
     # -- SessionLog ----------------------------------------------------------
@@ -195,14 +210,14 @@ class RecordingLog:
         self.reads.append(start)
         return self.inner.events(start)
 
-    async def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
+    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
         labels = tuple(event_label(item.type, item.data) for item in batch)
         text = f"append({','.join(labels)})"
-        if await self._enter("append", labels):
+        if self._enter_now("append", labels):
             self.calls.append(text + "!")
             raise InjectedFault(text)
         self.calls.append(text)
-        return await self.inner.append(batch)
+        return self.inner.append(batch)
 
     async def flush(self) -> None:
         covered = self.inner.length
@@ -250,7 +265,7 @@ class RecordingLog:
         (what a crash would leave), without any snapshot."""
         copy = MemoryLog(self.inner.header)
         kept = list(self.inner.events())[: self.durable]
-        await copy.append([NewEvent(e.type, bytes(e.data), e.time) for e in kept])
+        copy.append([NewEvent(e.type, bytes(e.data), e.time) for e in kept])
         return copy
 
 
@@ -475,7 +490,7 @@ async def seed(log: MemoryLog, *creates: tuple[int, dict[str, object]]) -> None:
         changes, output = handle(state, "schedule_create", args, now)
         assert changes, output
         state = fold_changes(changes, state)
-        await log.append([NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes])
+        log.append([NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes])
 
 
 async def append_raw(log: MemoryLog, event_type: str, data: object, time: int = T0) -> None:
@@ -488,7 +503,7 @@ async def append_raw(log: MemoryLog, event_type: str, data: object, time: int = 
     except ValueError:
         log._events.append(event(event_type, log.length, time, raw))
         return
-    await log.append([NewEvent(event_type, raw, time)])
+    log.append([NewEvent(event_type, raw, time)])
 
 
 __all__ = [

@@ -236,7 +236,7 @@ async def test_snapshot_plus_later_events_equals_a_full_replay() -> None:
         assert (await r.delete("schedule-4"))["deleted"] is True
         from_snapshot = (r.runtime.state.active, r.runtime.pending_followups, await r.views())
     fresh = MemoryLog(memory.header)  # the same events, no snapshot
-    await fresh.append([NewEvent(e.type, bytes(e.data), e.time) for e in memory.events()])
+    fresh.append([NewEvent(e.type, bytes(e.data), e.time) for e in memory.events()])
     async with rig(clock=clock, log=fresh) as r:
         assert r.log.reads[0] == 0
         assert (r.runtime.state.active, r.runtime.pending_followups, await r.views()) == (
