@@ -74,7 +74,13 @@ from tickler.adapters.stores.files import (
 from tickler.adapters.stores.journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, Journal, SessionFile
 from tickler.adapters.stores.lines import encode_batch, header_line
 from tickler.adapters.stores.locks import open_session_file
-from tickler.adapters.stores.recovery import LOG, Recovery, settle_tail
+from tickler.adapters.stores.recovery import (
+    LOG,
+    Recovery,
+    check_length,
+    refuse_torn,
+    settle_tail,
+)
 from tickler.adapters.stores.scan import STRIDE, Scanned, is_json, scan_file, scan_prefix
 from tickler.adapters.stores.snapshotfile import (
     WINDOW,
@@ -181,11 +187,11 @@ class JsonlLog:
         # The lines reach the file at the round, after their record (see
         # the journal's "Written at the round"). Added first: a log that
         # writes the queue out (past its size limit) writes them too.
-        file.add(data)
+        file.add(data, len(added))
         try:
             self._position = journal.log(file, self._length, data)
         except StoreError:
-            file.take_back()
+            file.take_back(len(added))
             raise
         length = self._length
         for line in lines:
@@ -491,7 +497,10 @@ class JsonlStore:
             )
             scanned, stale = _scan_own(fd, path, session_id)
             # Replayed above if a dead journal covered it: a torn tail left
-            # now is damage (raises, changing nothing).
+            # now is damage (raises, changing nothing), and so are events
+            # its length file records that the file no longer holds.
+            refuse_torn(fd, scanned, covered=False)
+            recorded = check_length(fd, scanned)
             repairs = settle_tail(fd, scanned, covered=False)
             if repairs:
                 self.fsync(fd)  # a repair is durable before anything builds on it
@@ -504,7 +513,14 @@ class JsonlStore:
             raise
         log = JsonlLog(
             self,
-            SessionFile(session_id, fd, scanned.end),
+            SessionFile(
+                session_id,
+                fd,
+                scanned.end,
+                path=path,
+                events=scanned.length,
+                recorded=recorded,
+            ),
             scanned,
             based=created,
             stale_snapshot=stale,

@@ -193,9 +193,14 @@ async def test_verify_reports_store_damage_and_changes_nothing(tmp_path: Path) -
     assert is_store_dir(tmp_path)
     problems = verify_store_dir(tmp_path)
     assert everything(tmp_path) == before
-    assert [(p.path.name, p.line) for p in problems] == [("s1.jsonl", 4), ("s2.snapshot", 0)]
+    assert [(p.path.name, p.line) for p in problems] == [
+        ("s1.jsonl", 4),
+        ("s2.jsonl", 4),
+        ("s2.snapshot", 0),
+    ]
     assert "torn final line" in problems[0].reason
-    assert "covers 5 events but the session file holds 2" in problems[1].reason
+    assert "holds 2 events but 5 were confirmed (s2.length records 5)" in problems[1].reason
+    assert "covers 5 events but the session file holds 2" in problems[2].reason
     assert all(isinstance(p, StoreProblem) for p in problems)
     assert not crash_tail_expected(cut)
     assert parse_session_jsonl(cut.read_bytes()).torn_tail is not None  # the plain parse drops it
