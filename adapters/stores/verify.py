@@ -133,8 +133,9 @@ def _session(file: Path, lines: dict[int, bytes]) -> list[StoreProblem]:
     if scanned is None:
         return []  # a bad line: the file's own parse reports it
     problems: list[StoreProblem] = []
-    torn = scanned.torn is not None and scanned.length not in lines
-    if torn:
+    torn = False
+    if scanned.torn is not None and scanned.length not in lines:
+        torn = True
         problems.append(
             StoreProblem(
                 file,
