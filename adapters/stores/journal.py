@@ -36,7 +36,10 @@ the next one tries again — no failure leaves the journal unusable.
 generation passes ``limit`` bytes, the round that synced it retires it and
 the next records go to a new one; a background task then fsyncs the session
 files the retired generation covers (a few at a time, on a small pool) and
-deletes it. A round never waits for a checkpoint. A session file whose sync
+deletes it; first, for each session file it covers that no later
+generation holds a synced record of, it records the file's length (see
+:mod:`~tickler.adapters.stores.lengthfile`), since nothing else would tell
+when whole lines go missing from it. A round never waits for a checkpoint. A session file whose sync
 fails keeps its generation on disk (locked until this process exits, then
 replayed) and is logged; :meth:`Journal.checkpoint` reports it.
 
@@ -44,7 +47,7 @@ replayed) and is logged; :meth:`Journal.checkpoint` reports it.
 it borrows the log's (a :class:`SessionFile`) while a thread syncs it, and
 the log's ``close`` waits for such borrows, then syncs its file itself if
 the journal still counts on it (a generation not yet checkpointed holds its
-records), so no generation ever needs a closed file. Per open session that
+records) and records its length, so no generation ever needs a closed file. Per open session that
 is exactly one descriptor, at rest or not.
 
 **Zeroed ahead.** Records are written into space already filled with zeros

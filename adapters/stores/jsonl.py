@@ -3,8 +3,10 @@
 ``<dir>/<session>.jsonl`` is in the harness layout (header line, then one
 compact ``{"type","seq","time","data"}`` line per event, ``data`` written
 verbatim), so the harness and ``tickler.core.parse_session_jsonl`` read it.
-Beside it: ``<session>.snapshot`` and ``.journal/`` (the write-ahead journal
-that gives group commit, see :mod:`tickler.adapters.stores.journal`).
+Beside it: ``<session>.snapshot``, ``<session>.length`` (how many events the
+file durably holds, see :mod:`tickler.adapters.stores.lengthfile`) and
+``.journal/`` (the write-ahead journal that gives group commit, see
+:mod:`tickler.adapters.stores.journal`).
 
 * One descriptor per open session: the session file, opened read-write for
   appending, whose ``flock`` is also the writer lock (see
@@ -16,7 +18,8 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
   written yet from memory.
 * ``flush`` = wait for a commit round (one journal write and sync shared by
   every session and batch in flight); free when nothing new was appended.
-* ``close`` syncs the session file when the journal still counts on it.
+* ``close`` syncs the session file when the journal still counts on it, and
+  records its length when it grew.
 * Reopening reads the header and counts the events, validating each line and
   keeping a sparse offset index; ``events(start)`` re-reads the file from the
   nearest indexed offset. A file the harness wrote opens too: its packed
@@ -39,7 +42,8 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
 * Corruption is reported, never repaired (:class:`CorruptStore`, a
   StoreError): a bad line, a torn final line no dead journal covers (see
   :mod:`~tickler.adapters.stores.recovery`), a damaged dead journal, a
-  snapshot covering more events than the file holds. The open fails and
+  snapshot covering more events than the file holds, a file holding fewer
+  events than its length file records (whole lines cut from its end). The open fails and
   nothing is changed.
 * Every store file is opened without following symbolic links (a link is
   refused, :class:`SymlinkRefused`), so a planted link cannot make the store

@@ -8,7 +8,8 @@ Two repairs, both reported (returned, and logged on ``tickler.store``):
   final line that is whole JSON but lacks its newline gets the newline;
 * the journals of dead processes (their lock can be taken) are replayed: each
   session's missing events are appended by seq (which also completes a batch
-  a crash cut short), the files synced, the journals deleted.
+  a crash cut short), the files synced and their lengths recorded (see
+  :mod:`~tickler.adapters.stores.lengthfile`), the journals deleted.
 
 A live journal is never taken for dead: its owner creates it locked (see
 :func:`~tickler.adapters.stores.locks.create_locked`), and a journal whose
