@@ -11,9 +11,12 @@ Pure functions over the catalog and the runtime's text; the MCP server
   of ``schedule_list``, is wrapped as ``{"reminders": [...]}``.
 * ``structuredContent`` is the answer's JSON value, the same value the text
   holds (so it validates against ``outputSchema``, error values included),
-  wrapped the same way when it is an array. JSON cannot carry a lone
-  surrogate as a character, so one in a prompt (the text escapes it, as
-  ``JSON.stringify`` does) becomes U+FFFD in the structured copy.
+  wrapped the same way when it is an array. A prompt may hold a lone
+  surrogate (a JavaScript string may); the text escapes it, as
+  ``JSON.stringify`` does, and the structured copy keeps the same string.
+  The SDK's serialiser cannot write such a string (it refuses to encode it
+  as UTF-8), so :func:`message_json` writes a message holding one, with the
+  same ``\\uXXXX`` escape as the text.
 * ``isError`` is true exactly for the closed error values (``{"code",
   "message", ...}`` with one of the ten codes). ``schedule_delete``'s
   ``{"id", "deleted": false, "code": "schedule_not_found"}`` is an ordinary
@@ -23,6 +26,7 @@ Pure functions over the catalog and the runtime's text; the MCP server
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -34,6 +38,7 @@ __all__ = [
     "LIST_KEY",
     "TOOL_HINTS",
     "ToolHints",
+    "message_json",
     "output_schema",
     "structured_answer",
 ]
@@ -42,6 +47,7 @@ LIST_KEY: Final = "reminders"
 """The key an array-valued answer is wrapped under in structured content."""
 
 _CLOSED_CODES: Final = frozenset(ERROR_CODES)
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +94,7 @@ def _object_branch(branch: JsonSchema) -> JsonSchema:
 
 def structured_answer(text: str) -> tuple[dict[str, Any], bool]:
     """``(structuredContent, isError)`` for a tool's exact output text."""
-    value = _without_lone_surrogates(json.loads(text))
+    value = json.loads(text)  # a lone surrogate's escape reads as that surrogate
     if isinstance(value, list):
         return {LIST_KEY: value}, False
     if not isinstance(value, dict):
@@ -96,15 +102,16 @@ def structured_answer(text: str) -> tuple[dict[str, Any], bool]:
     return value, value.get("code") in _CLOSED_CODES
 
 
-def _without_lone_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
-    if isinstance(value, list):
-        return [_without_lone_surrogates(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _without_lone_surrogates(item) for key, item in value.items()}
-    return value
+def message_json(value: object) -> str:
+    """Compact JSON of a message's JSON value (as ``model_dump(mode="json")``
+    gives it) whose strings may hold lone surrogates: each is written as a
+    lower-case ``\\uXXXX`` escape, as ``JSON.stringify`` writes it, so the
+    result encodes as UTF-8 and reads back as the same strings; all other
+    text is written as itself."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    # Outside a string JSON has only ASCII, so every surrogate is in one.
+    return f"\\u{ord(match.group()):04x}"

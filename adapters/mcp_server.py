@@ -39,7 +39,12 @@ from tickler.adapters.delivery import (
     DeliverCommand,
     DeliverUrl,
 )
-from tickler.adapters.mcp_conventions import TOOL_HINTS, output_schema, structured_answer
+from tickler.adapters.mcp_conventions import (
+    TOOL_HINTS,
+    message_json,
+    output_schema,
+    structured_answer,
+)
 from tickler.adapters.stores.files import CorruptStore
 from tickler.adapters.tools import (
     CorruptSessionTools,
@@ -176,7 +181,9 @@ async def serve_stdio(
                 logger.info("serving session %s", session_id)
                 async with stdio_server() as (read_stream, write_stream):
                     await server.run(
-                        read_stream, write_stream, server.create_initialization_options()
+                        read_stream,
+                        _LoneSurrogatesEscaped(write_stream),
+                        server.create_initialization_options(),
                     )
             finally:
                 # dispose() cancels a hung hand-over; closing the host then
@@ -190,6 +197,49 @@ async def serve_stdio(
     finally:
         await _close_host(host)
     logger.info("session %s closed", session_id)
+
+
+class _Serialised:
+    """A message already written as JSON, for a transport that asks the
+    message for its JSON (as the SDK's stdio transport does)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def model_dump_json(self, **_: object) -> str:
+        return self._text
+
+
+class _LoneSurrogatesEscaped:
+    """The server's write stream, passing each message on as it is, except
+    one the SDK cannot serialise: a string in it holds a lone surrogate (a
+    prompt may, see :mod:`~tickler.adapters.mcp_conventions`). That one is
+    passed on written by :func:`message_json`, escaping the surrogate as the
+    tool's text does, so the client reads the same string in both."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def send(self, item: Any) -> None:
+        from pydantic_core import PydanticSerializationError
+
+        try:
+            item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        except PydanticSerializationError:  # "surrogates not allowed"
+            value = item.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            item = type(item)(_Serialised(message_json(value)), item.metadata)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _LoneSurrogatesEscaped:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc)
+        return result
 
 
 async def _open(store: SessionStore, session_id: str, clock: Clock) -> SessionLog | CorruptStore:

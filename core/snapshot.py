@@ -1,10 +1,17 @@
 """A compact, versioned image of ``State``, so reopening a long session does
 not replay it from the start. Derived data: a store keeps it beside the log,
 and a snapshot that does not decode is simply ignored (the log is the truth).
+
+A prompt may hold a lone surrogate (a JavaScript string may, and the log
+keeps it as a ``\\uXXXX`` escape). UTF-8 cannot carry one, and msgspec
+neither writes nor reads such an escape, so an image holding one is written
+and read with the standard library instead, as an ASCII escape like the
+log's; every other image takes msgspec's fast path.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Final, Literal
 
 import msgspec
@@ -35,6 +42,19 @@ _ENCODER: Final = msgspec.json.Encoder()
 
 class SnapshotError(ValueError):
     """A snapshot that cannot be used (the caller folds the log instead)."""
+
+
+def _decode_escaped(data: bytes, error: msgspec.DecodeError) -> StateImage:
+    """An image msgspec cannot read: one holding a lone surrogate's escape
+    (see the module docstring), or no image at all (raises SnapshotError)."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        raise SnapshotError(str(error)) from error
+    try:
+        return msgspec.convert(value, StateImage)
+    except msgspec.MsgspecError as exc:
+        raise SnapshotError(str(exc)) from exc
 
 
 def _row(entry: Entry) -> _Row:
@@ -73,13 +93,18 @@ def encode_state(state: State) -> bytes:
         seen_others=sorted(seen.others),
         rows=[_row(entry) for entry in sorted(state.entries.values())],
     )
-    return _ENCODER.encode(image)
+    try:
+        return _ENCODER.encode(image)
+    except UnicodeEncodeError:  # a lone surrogate: see the module docstring
+        return json.dumps(msgspec.to_builtins(image), separators=(",", ":")).encode()
 
 
 def decode_state(data: bytes) -> State:
     """Raises :class:`SnapshotError` for anything unusable."""
     try:
         image = _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        image = _decode_escaped(data, exc)
     except msgspec.MsgspecError as exc:
         raise SnapshotError(str(exc)) from exc
     entries = {row[2]: entry(row[0], _record(row)) for row in image.rows}

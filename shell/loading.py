@@ -3,6 +3,7 @@ the log after it; and writing the snapshot back."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -117,17 +118,37 @@ def wake_hint(snapshot: Snapshot) -> int | None:
     return int(match.group(1))
 
 
+def _decode_image(data: bytes) -> _Image:
+    try:
+        return _IMAGE.decode(data)
+    except msgspec.DecodeError:
+        # msgspec refuses the escape of a lone surrogate, which a prompt may
+        # hold (written as the log writes it); the stdlib reads it, and the
+        # parts are decoded as they are from the log.
+        value = json.loads(data)
+    if isinstance(value, dict):
+        if "state" in value:
+            value["state"] = _raw(value["state"])
+        if isinstance(value.get("outbox"), list):
+            value["outbox"] = [_raw(message) for message in value["outbox"]]
+    return msgspec.convert(value, _Image)
+
+
+def _raw(value: object) -> msgspec.Raw:
+    return msgspec.Raw(json.dumps(value).encode())  # ASCII: lone surrogates escaped
+
+
 def _from_snapshot(log: SessionLog, snapshot: Snapshot | None) -> tuple[Loaded, int] | None:
     snapshot = usable(log, snapshot)
     if snapshot is None:
         return None
     try:
-        image = _IMAGE.decode(snapshot.data)
+        image = _decode_image(snapshot.data)
         if image.version != 1:
             return None  # another version's: not ours to read
         outbox = [decode_followup(raw) for raw in image.outbox]
         state = decode_state(bytes(image.state))
-    except (msgspec.MsgspecError, SnapshotError, ValueError) as exc:
+    except (msgspec.MsgspecError, SnapshotError, ValueError, RecursionError) as exc:
         logger.warning(
             "session %s: its snapshot through %d does not decode (%s); reading its log instead",
             log.header.id,

@@ -36,7 +36,10 @@ the next one tries again — no failure leaves the journal unusable.
 generation passes ``limit`` bytes, the round that synced it retires it and
 the next records go to a new one; a background task then fsyncs the session
 files the retired generation covers (a few at a time, on a small pool) and
-deletes it. A round never waits for a checkpoint. A session file whose sync
+deletes it; first, for each session file it covers that no later
+generation holds a synced record of, it records the file's length (see
+:mod:`~tickler.adapters.stores.lengthfile`), since nothing else would tell
+when whole lines go missing from it. A round never waits for a checkpoint. A session file whose sync
 fails keeps its generation on disk (locked until this process exits, then
 replayed) and is logged; :meth:`Journal.checkpoint` reports it.
 
@@ -44,7 +47,7 @@ replayed) and is logged; :meth:`Journal.checkpoint` reports it.
 it borrows the log's (a :class:`SessionFile`) while a thread syncs it, and
 the log's ``close`` waits for such borrows, then syncs its file itself if
 the journal still counts on it (a generation not yet checkpointed holds its
-records), so no generation ever needs a closed file. Per open session that
+records) and records its length, so no generation ever needs a closed file. Per open session that
 is exactly one descriptor, at rest or not.
 
 **Zeroed ahead.** Records are written into space already filled with zeros
@@ -79,6 +82,7 @@ from typing import Final
 
 from tickler.adapters.stores.committer import Done, Rounds, SyncThread
 from tickler.adapters.stores.files import Fsync, pwrite_all, store_error, write_all
+from tickler.adapters.stores.lengthfile import length_path, write_length
 from tickler.adapters.stores.locks import STAGING_SUFFIX, create_locked
 from tickler.adapters.stores.wal import MAGIC, encode_record
 from tickler.shell.ports import StoreError
@@ -106,36 +110,55 @@ class SessionFile:
         "_users",
         "_waiters",
         "cut_to",
+        "events",
         "failed",
         "fd",
+        "path",
+        "pending_events",
+        "recorded",
         "released",
         "session_id",
         "tail",
     )
 
-    def __init__(self, session_id: str, fd: int, end: int = 0) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        fd: int,
+        end: int = 0,
+        *,
+        path: Path | None = None,
+        events: int = 0,
+        recorded: int = 0,
+    ) -> None:
         self.session_id = session_id
         self.fd = fd
+        self.path = path  # the session file (its length file is beside it)
         self.released = False  # its log is closing: the journal borrows it no more
         self.failed = False  # the sync at its close failed: its records may be on no disk
         # (bytes the file holds, lines not written yet after them): one
         # attribute, so a reader on another thread sees the two agree. No
         # list while nothing is pending: most open sessions are idle.
         self.tail: tuple[int, list[bytes] | tuple[()]] = (end, ())
+        self.events = events  # the events the file holds (written, maybe not synced)
+        self.pending_events = 0  # the events of the pending lines
+        self.recorded = recorded  # the count its length file records
         self.cut_to: int | None = None  # a failed write's leftovers still to cut off
         self._users = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._close_pending = False
 
-    def add(self, lines: bytes) -> None:
-        """Lines to write at the next round, after their record."""
+    def add(self, lines: bytes, events: int) -> None:
+        """Lines (``events`` events) to write at the next round, after their
+        record."""
         end, pending = self.tail
         if isinstance(pending, list):
             pending.append(lines)
         else:
             self.tail = (end, [lines])
+        self.pending_events += events
 
-    def take_back(self) -> None:
+    def take_back(self, events: int) -> None:
         """Forget the lines just added (their record could not be logged)."""
         end, pending = self.tail
         if len(pending) > 1:
@@ -143,12 +166,14 @@ class SessionFile:
             pending.pop()
         else:
             self.tail = (end, ())
+        self.pending_events -= events
 
     def drop_pending(self) -> int:
         """Forget every pending line (their records were never written);
         how many batches."""
         end, pending = self.tail
         self.tail = (end, ())
+        self.pending_events = 0
         return len(pending)
 
     def write_pending(self) -> OSError | None:
@@ -171,6 +196,8 @@ class SessionFile:
                 self.cut_to = end
             return exc
         self.tail = (end + len(data), ())
+        self.events += self.pending_events
+        self.pending_events = 0
         return None
 
     def use(self) -> None:
@@ -216,6 +243,7 @@ class _Generation:
     size: int = 0  # bytes of magic and records
     zeroed: int = 0  # the file holds zeros from ``size`` up to here
     dirty: dict[SessionFile, None] = field(default_factory=dict)  # files it holds records of
+    durable: dict[SessionFile, None] = field(default_factory=dict)  # ... synced records of
     unsynced: list[Record] = field(default_factory=list)  # written since the last good sync
     needs_dir_sync: bool = True  # its directory entry is not durable yet
     sync_session_dir: bool = False  # its checkpoint also syncs the sessions' directory
@@ -352,6 +380,9 @@ class Journal:
         if round_.dir_sync:
             gen.needs_dir_sync = False
         if gen is self._current:
+            durable = gen.durable
+            for _, file in gen.unsynced[: round_.count]:
+                durable[file] = None
             del gen.unsynced[: round_.count]
         self.synced = max(self.synced, round_.upto)
         if gen is self._current and gen.size >= self._limit:
@@ -537,12 +568,14 @@ class Journal:
             self._pool = ThreadPoolExecutor(_CHECKPOINT_THREADS, "tickler-checkpoint")
         self._settle_lagging(gen)
         pending = list(gen.dirty)
+        synced: dict[SessionFile, int] = {}  # file -> the events its sync covered
         step = _CHECKPOINT_THREADS * _CHECKPOINT_CHUNK
         for at in range(0, len(pending), step):
             # A closing log syncs its file itself (see release).
             group = [f for f in pending[at : at + step] if f in gen.dirty and not f.released]
             size = _CHECKPOINT_CHUNK
             chunks = [group[i : i + size] for i in range(0, len(group), size)]
+            counts = {file: file.events for file in group}  # written before the syncs start
             for file in group:
                 file.use()
             try:
@@ -562,6 +595,8 @@ class Journal:
                         gen.keep = True
                         self._failed.append(f"session {file.session_id!r}: {failed[i]}")
                         LOG.error("cannot sync %s for a checkpoint", self._failed[-1])
+                    else:
+                        synced[file] = counts[file]
         if gen.sync_session_dir:
             try:
                 await loop.run_in_executor(self._pool, self._fsync, self._session_dir_fd)
@@ -569,6 +604,77 @@ class Journal:
                 gen.keep = True
                 self._failed.append(f"the sessions' directory: {exc}")
                 LOG.error("cannot sync %s for a checkpoint", self._failed[-1])
+        await self._record_lengths(gen, synced)
+
+    async def _record_lengths(self, gen: _Generation, synced: dict[SessionFile, int]) -> None:
+        """Record in their length files the events of the files ``gen``
+        covers (just synced) before ``gen`` goes, unless a later generation
+        holds a durable record of theirs (which keeps covering them: see
+        :mod:`~tickler.adapters.stores.lengthfile`). A closing log records
+        its own (see release)."""
+        wanted = self._uncovered(gen, synced)
+        files = [file for file in wanted if not file.released and file.path is not None]
+        if not files:
+            return
+        loop = asyncio.get_running_loop()
+        size = _CHECKPOINT_CHUNK
+        chunks = [files[i : i + size] for i in range(0, len(files), size)]
+        for file in files:
+            file.use()  # a closing log waits: it records its own after this
+        try:
+            outcomes = await asyncio.gather(
+                *(
+                    loop.run_in_executor(
+                        self._pool, self._record_each, [(f.path, wanted[f]) for f in chunk]
+                    )
+                    for chunk in chunks
+                )
+            )
+        finally:
+            for file in files:
+                file.unuse()
+        for chunk, failed in zip(chunks, outcomes, strict=True):
+            for i, file in enumerate(chunk):
+                if i in failed:
+                    gen.keep = True
+                    self._failed.append(f"session {file.session_id!r}: {failed[i]}")
+                    LOG.error("cannot record the length of %s for a checkpoint", self._failed[-1])
+                else:
+                    file.recorded = max(file.recorded, wanted[file])
+
+    def _uncovered(
+        self, gen: _Generation, synced: dict[SessionFile, int]
+    ) -> dict[SessionFile, int]:
+        """The synced files (and counts) whose length must be recorded before
+        ``gen`` goes: those with no durable record in a later generation."""
+        later = [other.durable for other in self._generations() if other is not gen]
+        return {
+            file: count
+            for file, count in synced.items()
+            if not file.released
+            and count > file.recorded
+            and not any(file in durable for durable in later)
+        }
+
+    def _record_each(self, items: list[tuple[Path | None, int]]) -> dict[int, OSError]:
+        """Record each count in its session's length file (on the pool),
+        then sync the directory if a length file was created; the failures
+        by position."""
+        failed: dict[int, OSError] = {}
+        created = False
+        for i, (path, count) in enumerate(items):
+            if path is None:
+                continue
+            try:
+                created |= write_length(length_path(path), count, self._fsync)
+            except OSError as exc:
+                failed[i] = exc
+        if created:
+            try:
+                self._fsync(self._session_dir_fd)
+            except OSError as exc:
+                failed.update(dict.fromkeys(range(len(items)), exc))
+        return failed
 
     def _settle_lagging(self, gen: _Generation) -> None:
         """Write what the files ``gen`` covers still lack; keep ``gen`` for
@@ -656,12 +762,14 @@ class Journal:
         based = file in self._bases
         if based:
             self._bases.remove(file)
-        if not (holders or queued or based):
+        count = file.events  # every line is written by now
+        record = count > file.recorded and file.path is not None
+        if not (holders or queued or based or record):
             return
         file.use()
         try:
             await asyncio.get_running_loop().run_in_executor(
-                self._pool_for_release(), self._sync_released, file.fd, based
+                self._pool_for_release(), self._sync_released, file, based, count if record else 0
             )
         except OSError as exc:
             file.failed = True
@@ -672,6 +780,8 @@ class Journal:
             file.unuse()
             for gen in holders:
                 gen.dirty.pop(file, None)
+        if record:
+            file.recorded = count
 
     def _write_released(self, file: SessionFile) -> None:
         """A closing file's pending lines, after their records; raises
@@ -688,9 +798,14 @@ class Journal:
                 gen.keep = True
             raise store_error(f"cannot write session {file.session_id!r} at its close", error)
 
-    def _sync_released(self, fd: int, based: bool) -> None:
-        self._fsync(fd)
-        if based:
+    def _sync_released(self, file: SessionFile, based: bool, count: int) -> None:
+        """Sync a closing file, then record ``count`` (when not 0) in its
+        length file, before any journal that covers it can go."""
+        self._fsync(file.fd)
+        created = False
+        if count and file.path is not None:
+            created = write_length(length_path(file.path), count, self._fsync)
+        if based or created:
             self._fsync(self._session_dir_fd)
 
     def _pool_for_release(self) -> ThreadPoolExecutor:

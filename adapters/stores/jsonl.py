@@ -3,8 +3,10 @@
 ``<dir>/<session>.jsonl`` is in the harness layout (header line, then one
 compact ``{"type","seq","time","data"}`` line per event, ``data`` written
 verbatim), so the harness and ``tickler.core.parse_session_jsonl`` read it.
-Beside it: ``<session>.snapshot`` and ``.journal/`` (the write-ahead journal
-that gives group commit, see :mod:`tickler.adapters.stores.journal`).
+Beside it: ``<session>.snapshot``, ``<session>.length`` (how many events the
+file durably holds, see :mod:`tickler.adapters.stores.lengthfile`) and
+``.journal/`` (the write-ahead journal that gives group commit, see
+:mod:`tickler.adapters.stores.journal`).
 
 * One descriptor per open session: the session file, opened read-write for
   appending, whose ``flock`` is also the writer lock (see
@@ -16,7 +18,8 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
   written yet from memory.
 * ``flush`` = wait for a commit round (one journal write and sync shared by
   every session and batch in flight); free when nothing new was appended.
-* ``close`` syncs the session file when the journal still counts on it.
+* ``close`` syncs the session file when the journal still counts on it, and
+  records its length when it grew.
 * Reopening reads the header and counts the events, validating each line and
   keeping a sparse offset index; ``events(start)`` re-reads the file from the
   nearest indexed offset. A file the harness wrote opens too: its packed
@@ -39,7 +42,8 @@ that gives group commit, see :mod:`tickler.adapters.stores.journal`).
 * Corruption is reported, never repaired (:class:`CorruptStore`, a
   StoreError): a bad line, a torn final line no dead journal covers (see
   :mod:`~tickler.adapters.stores.recovery`), a damaged dead journal, a
-  snapshot covering more events than the file holds. The open fails and
+  snapshot covering more events than the file holds, a file holding fewer
+  events than its length file records (whole lines cut from its end). The open fails and
   nothing is changed.
 * Every store file is opened without following symbolic links (a link is
   refused, :class:`SymlinkRefused`), so a planted link cannot make the store
@@ -74,7 +78,13 @@ from tickler.adapters.stores.files import (
 from tickler.adapters.stores.journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, Journal, SessionFile
 from tickler.adapters.stores.lines import encode_batch, header_line
 from tickler.adapters.stores.locks import open_session_file
-from tickler.adapters.stores.recovery import LOG, Recovery, settle_tail
+from tickler.adapters.stores.recovery import (
+    LOG,
+    Recovery,
+    check_length,
+    refuse_torn,
+    settle_tail,
+)
 from tickler.adapters.stores.scan import STRIDE, Scanned, is_json, scan_file, scan_prefix
 from tickler.adapters.stores.snapshotfile import (
     WINDOW,
@@ -181,11 +191,11 @@ class JsonlLog:
         # The lines reach the file at the round, after their record (see
         # the journal's "Written at the round"). Added first: a log that
         # writes the queue out (past its size limit) writes them too.
-        file.add(data)
+        file.add(data, len(added))
         try:
             self._position = journal.log(file, self._length, data)
         except StoreError:
-            file.take_back()
+            file.take_back(len(added))
             raise
         length = self._length
         for line in lines:
@@ -491,7 +501,10 @@ class JsonlStore:
             )
             scanned, stale = _scan_own(fd, path, session_id)
             # Replayed above if a dead journal covered it: a torn tail left
-            # now is damage (raises, changing nothing).
+            # now is damage (raises, changing nothing), and so are events
+            # its length file records that the file no longer holds.
+            refuse_torn(fd, scanned, covered=False)
+            recorded = check_length(fd, scanned)
             repairs = settle_tail(fd, scanned, covered=False)
             if repairs:
                 self.fsync(fd)  # a repair is durable before anything builds on it
@@ -504,7 +517,14 @@ class JsonlStore:
             raise
         log = JsonlLog(
             self,
-            SessionFile(session_id, fd, scanned.end),
+            SessionFile(
+                session_id,
+                fd,
+                scanned.end,
+                path=path,
+                events=scanned.length,
+                recorded=recorded,
+            ),
             scanned,
             based=created,
             stale_snapshot=stale,

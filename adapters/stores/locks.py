@@ -13,6 +13,15 @@ a session one writes it and the other gets SessionLocked, and a crash
 before the header was written leaves an empty file that the next opener
 starts afresh.
 
+The SQLite store keeps each session's lock in a lock file of its own,
+which its holder removes at close, still holding the lock
+(:func:`unlock_session`), so closed sessions leave no files behind. An
+opener may have opened that file just before it was removed and lock it
+just after: it then holds a lock on a file no longer named, while a third
+opener creates and locks a new one. So :func:`lock_session` checks, once it
+holds the lock, that the path still names the file it locked, and opens the
+path again when not.
+
 A journal file's lock tells whether its owner lives, so the file must never
 be seen under its name unlocked: :func:`create_locked` creates it under a
 *staging* name, locks it, then renames it. Whoever takes a lock by name may
@@ -22,6 +31,7 @@ locked after the owner let go): :func:`still_named` tells.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from pathlib import Path
@@ -97,16 +107,56 @@ def still_named(path: Path, fd: int) -> bool:
     return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
+_LOCK_TRIES = 8  # each failed try needs a holder to release in between
+
+
 def lock_session(path: Path, session_id: str) -> int:
     """Take a session's writer lock held in a separate lock file (the SQLite
-    store's) or raise :class:`SessionLocked`."""
-    fd = try_lock(path)
-    if fd is None:
-        raise SessionLocked(
-            f"session {session_id!r} is already open for writing "
-            f"(another process or handle holds {path})"
-        )
-    return fd
+    store's) or raise :class:`SessionLocked`. Release it with
+    :func:`unlock_session`."""
+    for _ in range(_LOCK_TRIES):
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
+        if hold_named(path, fd, session_id):
+            return fd
+    raise _locked(session_id, path, "it changed hands while this one tried to take it")
+
+
+def hold_named(path: Path, fd: int, session_id: str) -> bool:
+    """Lock ``fd``, a descriptor of the lock file ``path``: True when it is
+    the session's lock now; False (``fd`` closed) when the file was removed
+    since it was opened (its holder released it: open ``path`` again).
+    Raises :class:`SessionLocked` (``fd`` closed) when another holds it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if still_named(path, fd):
+            return True
+    except BlockingIOError:
+        os.close(fd)
+        raise _locked(session_id, path) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return False
+
+
+def unlock_session(path: Path, fd: int) -> None:
+    """Release a lock taken by :func:`lock_session`, removing its file first
+    (while it is still held, and only while ``path`` names it), so a closed
+    session leaves no file. A file that cannot be removed is only left."""
+    try:
+        with contextlib.suppress(OSError):
+            if still_named(path, fd):
+                path.unlink()
+    finally:
+        os.close(fd)
+
+
+def _locked(session_id: str, path: Path, why: str = "") -> SessionLocked:
+    return SessionLocked(
+        f"session {session_id!r} is already open for writing "
+        f"(another process or handle holds {path}){': ' + why if why else ''}"
+    )
 
 
 def open_session_file(path: Path, session_id: str) -> int:

@@ -80,9 +80,9 @@ def _check(item: NewEvent) -> None:
         raise ValueError(f"event {item.type!r} would not read back as one line")
     try:
         msgspec.json.decode(item.data)
-    except msgspec.DecodeError:
-        raise ValueError(f"event {item.type!r} would not read back: data is not JSON") from None
-    except RecursionError:  # deeper than msgspec reads: the core's reader, any depth
+    except (msgspec.DecodeError, RecursionError):
+        # msgspec refuses a lone surrogate's escape (JavaScript reads it, and
+        # so do the durable stores) and reads only so deep: the core's reader.
         if not is_json(item.data):
             raise ValueError(f"event {item.type!r} would not read back: data is not JSON") from None
 

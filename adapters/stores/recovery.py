@@ -8,7 +8,8 @@ Two repairs, both reported (returned, and logged on ``tickler.store``):
   final line that is whole JSON but lacks its newline gets the newline;
 * the journals of dead processes (their lock can be taken) are replayed: each
   session's missing events are appended by seq (which also completes a batch
-  a crash cut short), the files synced, the journals deleted.
+  a crash cut short), the files synced and their lengths recorded (see
+  :mod:`~tickler.adapters.stores.lengthfile`), the journals deleted.
 
 A live journal is never taken for dead: its owner creates it locked (see
 :func:`~tickler.adapters.stores.locks.create_locked`), and a journal whose
@@ -48,9 +49,11 @@ from tickler.adapters.stores.files import (
     make_dir,
     open_dir,
     store_error,
+    sync_dir,
     sync_path,
     write_all,
 )
+from tickler.adapters.stores.lengthfile import length_path, read_length, write_length
 from tickler.adapters.stores.locks import STAGING_SUFFIX, still_named, try_lock
 from tickler.adapters.stores.scan import Scanned, line_number, scan_file
 from tickler.adapters.stores.wal import Record, scan_journal
@@ -63,14 +66,8 @@ def settle_tail(fd: int, scanned: Scanned, *, covered: bool) -> list[str]:
     """Truncate a torn tail (``covered``: a dead journal holds the event it
     cut) / add a missing final newline; say what was done. Raises
     CorruptStore, changing nothing, for a torn tail no journal covers."""
+    refuse_torn(fd, scanned, covered=covered)
     notes: list[str] = []
-    if scanned.torn is not None and not covered:
-        raise CorruptStore(
-            scanned.path,
-            line_number(fd, scanned.end),
-            f"torn final line ({len(scanned.torn)} bytes, no newline, not JSON) that no "
-            "journal covers: the file was cut after it was written, not by a crash",
-        )
     if scanned.torn is not None:
         os.ftruncate(fd, scanned.end)
         notes.append(
@@ -86,6 +83,41 @@ def settle_tail(fd: int, scanned: Scanned, *, covered: bool) -> list[str]:
     for note in notes:
         LOG.warning("recovered %s", note)
     return notes
+
+
+def refuse_torn(fd: int, scanned: Scanned, *, covered: bool) -> None:
+    """Raise CorruptStore for a torn tail no journal covers."""
+    if scanned.torn is not None and not covered:
+        raise CorruptStore(
+            scanned.path,
+            line_number(fd, scanned.end),
+            f"torn final line ({len(scanned.torn)} bytes, no newline, not JSON) that no "
+            "journal covers: the file was cut after it was written, not by a crash",
+        )
+
+
+def check_length(fd: int, scanned: Scanned) -> int:
+    """The count the session file's length file records (0: none); raises
+    CorruptStore, changing nothing, when the file holds fewer events (see
+    :mod:`~tickler.adapters.stores.lengthfile`)."""
+    path = length_path(scanned.path)
+    recorded = read_length(path)
+    if recorded is None:
+        return 0
+    if scanned.length < recorded:
+        raise CorruptStore(
+            scanned.path, line_number(fd, scanned.end), cut_reason(scanned.length, recorded, path)
+        )
+    return recorded
+
+
+def cut_reason(length: int, recorded: int, path: Path) -> str:
+    """Why a session file holding ``length`` events is corrupt when its
+    length file ``path`` records ``recorded``."""
+    return (
+        f"the file holds {length} events but {recorded} were confirmed ({path.name} records "
+        f"{recorded}): whole lines were cut from its end after they were written"
+    )
 
 
 class Recovery:
@@ -280,25 +312,33 @@ def _replay_session(
 
 
 def _complete(path: Path, fd: int, lines: dict[int, bytes], fsync: Fsync) -> list[str]:
+    """Replay a session's missing events from the journal lines, sync the
+    file, and record its length (the journal goes next)."""
     scanned = scan_file(fd, path)
-    notes = settle_tail(fd, scanned, covered=scanned.length in lines)
     missing: list[bytes] = []
     while (line := lines.get(scanned.length + len(missing))) is not None:
         missing.append(line)
-    beyond = [seq for seq in lines if seq >= scanned.length + len(missing)]
+    complete = scanned.length + len(missing)
+    beyond = [seq for seq in lines if seq >= complete]
     if beyond:
         raise CorruptStore(
             path,
             0,
             f"the journal holds seq {min(beyond)} but the file ends at seq "
-            f"{scanned.length + len(missing)}: events are missing",
+            f"{complete}: events are missing",
         )
+    refuse_torn(fd, scanned, covered=scanned.length in lines)
+    recorded = read_length(length_path(path))
+    if recorded is not None and complete < recorded:
+        raise CorruptStore(
+            path, line_number(fd, scanned.end), cut_reason(complete, recorded, length_path(path))
+        )
+    notes = settle_tail(fd, scanned, covered=scanned.length in lines)
     if missing:
         write_all(fd, b"".join(missing))
-        notes.append(
-            f"{path}: replayed events {scanned.length}-{scanned.length + len(missing) - 1} "
-            "from the journal"
-        )
+        notes.append(f"{path}: replayed events {scanned.length}-{complete - 1} from the journal")
         LOG.warning("recovered %s", notes[-1])
     fsync(fd)
+    if write_length(length_path(path), complete, fsync):
+        sync_dir(path.parent, fsync)
     return notes

@@ -12,7 +12,9 @@
 * One writer per session across processes: ``flock`` on
   ``<db>.locks/<session>.lock``, released by the kernel when the holder dies,
   so a crash never leaves a stale lock (a lease row would need expiry and
-  heart-beats for the same guarantee).
+  heart-beats for the same guarantee). The file is removed when its session
+  closes (see :func:`~tickler.adapters.stores.locks.unlock_session`); one a
+  crash left is reused and removed at the next close.
 * ``synchronous="FULL"`` makes a flushed batch survive power loss;
   ``"NORMAL"`` only a process crash (SQLite's WAL trade-off).
 """
@@ -33,7 +35,7 @@ from tickler.adapters.stores import sqlite_db as db
 from tickler.adapters.stores.committer import GroupCommit, close_all
 from tickler.adapters.stores.files import make_dir, store_error
 from tickler.adapters.stores.lines import encode_batch, header_line
-from tickler.adapters.stores.locks import lock_session
+from tickler.adapters.stores.locks import lock_session, unlock_session
 from tickler.core import SessionEvent, SessionHeader
 from tickler.shell.ports import NewEvent, Snapshot, StoreError, validate_session_id
 
@@ -48,11 +50,14 @@ class SqliteLog:
         header: SessionHeader,
         length: int,
         snapshot: Snapshot | None,
+        *,
         lock: int,
+        lock_path: Path,
     ) -> None:
         self._store = store
         self._header = header
         self._lock = lock
+        self._lock_path = lock_path
         self._snapshot = snapshot
         self._closed = False
         self.committed = length  # events in the database
@@ -99,7 +104,7 @@ class SqliteLog:
             await self.flush()
         finally:
             self._store.forget(self)
-            os.close(self._lock)
+            unlock_session(self._lock_path, self._lock)
 
     def _events(
         self, start: int, committed: int, pending: list[SessionEvent]
@@ -146,16 +151,20 @@ class SqliteStore:
         validate_session_id(session_id)
         if self._closed:
             raise StoreError("the store is closed")
-        lock = lock_session(self._locks / f"{session_id}.lock", session_id)
+        lock_path = self._locks / f"{session_id}.lock"
+        try:
+            lock = lock_session(lock_path, session_id)
+        except OSError as exc:
+            raise store_error(f"cannot lock session {session_id!r}", exc) from exc
         try:
             fresh = header_line(SessionHeader(id=session_id, created_at=created_at))[:-1]
             stored, length = await self.run(db.open_session, session_id, fresh)
             snapshot = await self.run(db.load_snapshot, session_id)
             header = _HEADER.decode(stored)
         except BaseException:
-            os.close(lock)
+            unlock_session(lock_path, lock)
             raise
-        log = SqliteLog(self, header, length, snapshot, lock)
+        log = SqliteLog(self, header, length, snapshot, lock=lock, lock_path=lock_path)
         self._logs[session_id] = log
         return log
 

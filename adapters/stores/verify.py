@@ -2,7 +2,8 @@
 
 A plain parse of one session file sees its lines; it cannot see what only
 the store's other files tell: a damaged journal, a snapshot covering more
-events than its file holds, whether a torn final line is a crash's cut (a
+events than its file holds, a file holding fewer events than its length
+file records (whole lines cut from its end), whether a torn final line is a crash's cut (a
 journal holds the event it cut: opening the session completes it) or damage
 (no journal does: opening refuses it), symbolic links the store refuses.
 These are the same rules :class:`~tickler.adapters.stores.jsonl.JsonlStore`
@@ -29,14 +30,15 @@ from tickler.adapters.stores.files import (
     open_nofollow,
     read_nofollow,
 )
-from tickler.adapters.stores.recovery import journal_order
+from tickler.adapters.stores.lengthfile import SUFFIX, length_path, read_length
+from tickler.adapters.stores.recovery import cut_reason, journal_order
 from tickler.adapters.stores.scan import Scanned, line_number, scan_file
 from tickler.adapters.stores.snapshotfile import decode_snapshot, read_head, through_of
 from tickler.adapters.stores.wal import scan_journal
 from tickler.shell.ports import is_valid_session_id
 
 JOURNAL_DIR: Final = ".journal"
-_STORE_SUFFIXES: Final = (".jsonl", ".snapshot", ".tmp")
+_STORE_SUFFIXES: Final = (".jsonl", ".snapshot", ".tmp", SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,9 @@ def _session(file: Path, lines: dict[int, bytes]) -> list[StoreProblem]:
     if scanned is None:
         return []  # a bad line: the file's own parse reports it
     problems: list[StoreProblem] = []
+    torn = False
     if scanned.torn is not None and scanned.length not in lines:
+        torn = True
         problems.append(
             StoreProblem(
                 file,
@@ -153,8 +157,23 @@ def _session(file: Path, lines: dict[int, bytes]) -> list[StoreProblem]:
                 "events are missing",
             )
         )
+    if not torn:  # a torn line is cut from a file: one report of the cut
+        problems += _length(file, scanned, length)
     problems += _snapshot(file.with_suffix(".snapshot"), length)
     return problems
+
+
+def _length(file: Path, scanned: Scanned, length: int) -> list[StoreProblem]:
+    """A file that holds fewer events (as a replay would complete it) than
+    its length file records."""
+    path = length_path(file)
+    try:
+        recorded = read_length(path)
+    except (SymlinkRefused, OSError):
+        return []  # a link is reported as such; an unreadable file tells nothing
+    if recorded is None or length >= recorded:
+        return []
+    return [StoreProblem(file, _line_of(file, scanned.end), cut_reason(length, recorded, path))]
 
 
 def _snapshot(path: Path, length: int) -> list[StoreProblem]:

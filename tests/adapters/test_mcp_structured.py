@@ -1,7 +1,8 @@
 """The MCP answer shapes, as pure functions (no SDK): every closed error
 value any tool can answer validates against that tool's MCP output schema
 and is flagged as an error; the schemas have object roots; a lone surrogate
-never reaches the structured copy."""
+reaches the structured copy as the same string, and a message holding one
+is written with its escape (test_mcp_wire.py reads it off the wire)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 from returns.result import Failure
 
-from tickler.adapters.mcp_conventions import output_schema, structured_answer
+from tickler.adapters.mcp_conventions import message_json, output_schema, structured_answer
 from tickler.core import ERROR_CODES, ScheduleError, render, tool_catalog
 
 
@@ -43,14 +44,17 @@ def test_an_array_is_wrapped_and_a_not_found_delete_is_no_error() -> None:
     assert structured_answer(not_found) == (json.loads(not_found), False)
 
 
-def test_a_lone_surrogate_becomes_a_replacement_character() -> None:
-    # JSON.stringify escapes a lone surrogate; the structured copy must be
-    # encodable as UTF-8 for the wire.
-    text = '[{"id":"schedule-1","prompt":"a\\ud800b \\ud83c\\udf75"}]'
+def test_a_lone_surrogate_is_kept_and_written_with_its_escape() -> None:
+    # JSON.stringify escapes a lone surrogate; the structured copy holds the
+    # same string, and message_json writes it with the same escape, as UTF-8.
+    text = '[{"id":"schedule-1","prompt":"a\\ud800b \U0001f375 \u00e9"}]'  # as render writes it
     structured, is_error = structured_answer(text)
-    assert structured == {"reminders": [{"id": "schedule-1", "prompt": "a\ufffdb \U0001f375"}]}
+    assert structured == {"reminders": json.loads(text)}
+    assert structured["reminders"][0]["prompt"] == "a\ud800b \U0001f375 \u00e9"
     assert is_error is False
-    json.dumps(structured, ensure_ascii=False).encode()
+    wire = message_json({"structuredContent": structured})
+    assert wire == '{"structuredContent":{"reminders":' + text + "}}"
+    assert json.loads(wire.encode("utf-8")) == {"structuredContent": structured}
 
 
 def test_a_scalar_answer_is_refused() -> None:

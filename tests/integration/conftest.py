@@ -153,9 +153,10 @@ def fsize_limit() -> Iterator[FileSizeLimit]:
 
 class FlakyFsync:
     """A real ``os.fsync`` that raises EIO, on demand, for chosen kinds of
-    file: ``journal`` (.wal), ``session`` (.jsonl), ``dir``, ``other``."""
+    file: ``journal`` (.wal), ``session`` (.jsonl), ``length`` (.length),
+    ``dir``, ``other``."""
 
-    KINDS = ("journal", "session", "dir", "other")
+    KINDS = ("journal", "session", "length", "dir", "other")
 
     def __init__(self) -> None:
         self.failing: set[str] = set()
@@ -183,6 +184,8 @@ class FlakyFsync:
             return "journal"
         if target.endswith(".jsonl"):
             return "session"
+        if target.endswith(".length"):
+            return "length"
         return "other"
 
 

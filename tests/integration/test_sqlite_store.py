@@ -3,15 +3,19 @@ and honest flushes when a commit fails."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
 
+from tickler.adapters.stores.locks import hold_named, lock_session
 from tickler.adapters.stores.sqlite import SqliteStore
-from tickler.shell.ports import NewEvent, Snapshot, StoreError
+from tickler.shell.ports import NewEvent, SessionLocked, Snapshot, StoreError
 
-from .conftest import FileSizeLimit, new_events
+from .conftest import CHILD, FileSizeLimit, new_events
 
 
 async def test_the_database_is_wal_with_strict_tables(tmp_path: Path) -> None:
@@ -91,3 +95,59 @@ async def test_a_gap_in_the_events_raises(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="3 events but seq reaches 3"):
         await again.open("s1", created_at=5)
     await again.close()
+
+
+async def test_closed_sessions_leave_no_lock_files(tmp_path: Path) -> None:
+    locks = tmp_path / "db.locks"
+    store = SqliteStore(tmp_path / "db")
+    for n in range(50):
+        log = await store.open(f"s{n}", created_at=5)
+        if n % 2:
+            await log.close()  # the others are closed by the store
+    assert len(list(locks.iterdir())) == 25
+    await store.close()
+    assert not any(locks.iterdir())
+    again = SqliteStore(tmp_path / "db")
+    for n in range(50):
+        await (await again.open(f"s{n}", created_at=5)).close()
+    await again.close()
+    assert not any(locks.iterdir())
+
+
+async def test_a_lock_taken_on_a_removed_lock_file_is_no_lock(tmp_path: Path) -> None:
+    """An opener that opened the lock file just before its holder removed it
+    and locks it just after holds a lock on a file no longer named: it must
+    not take that for the session while a third opener holds the new file."""
+    path = tmp_path / "db.locks" / "s1.lock"
+    first = SqliteStore(tmp_path / "db")
+    log = await first.open("s1", created_at=5)
+    early = os.open(path, os.O_RDWR)  # a second opener, between its open and its lock
+    await log.close()  # removes the file, then lets go
+    assert not path.exists()
+    third = SqliteStore(tmp_path / "db")
+    held = await third.open("s1", created_at=5)  # a new file, locked
+    assert hold_named(path, early, "s1") is False  # locked the removed file: try again
+    with pytest.raises(SessionLocked):
+        lock_session(path, "s1")  # ... and the new file is held
+    await held.close()
+    await first.close()
+    await third.close()
+    assert not path.exists()
+
+
+async def test_two_processes_never_hold_a_session_at_once(tmp_path: Path) -> None:
+    """Two processes open and close one session as fast as they can, each
+    creating a marker file (O_EXCL) while it holds the session: a second
+    holder would find it there. Lock files are removed at every close."""
+    db, marker = tmp_path / "db", tmp_path / "held"
+    await SqliteStore(db).close()  # the database and its lock directory exist before the race
+    args = [sys.executable, str(CHILD), "contend", "sqlite", str(db), "s1", "300", str(marker)]
+    children = [
+        await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outputs = [(await child.communicate())[0].decode() for child in children]
+    assert [child.returncode for child in children] == [0, 0], outputs
+    held = [int(stdout.split()[1]) for stdout in outputs]
+    assert sum(held) > 0, outputs
+    assert not any((tmp_path / "db.locks").iterdir())

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ from tickler.shell.ports import Snapshot, StoreError
 from tickler.shell.runtime import ScheduleRuntime
 from tickler.shell.timers import TimerHeap
 
-from .conftest import new_events
+from .conftest import CHILD, new_events
 from .test_jsonl_store import die_after, journals, write_session
 
 _FRAME = struct.Struct("<II")
@@ -193,9 +195,14 @@ async def test_verify_reports_store_damage_and_changes_nothing(tmp_path: Path) -
     assert is_store_dir(tmp_path)
     problems = verify_store_dir(tmp_path)
     assert everything(tmp_path) == before
-    assert [(p.path.name, p.line) for p in problems] == [("s1.jsonl", 4), ("s2.snapshot", 0)]
+    assert [(p.path.name, p.line) for p in problems] == [
+        ("s1.jsonl", 4),
+        ("s2.jsonl", 4),
+        ("s2.snapshot", 0),
+    ]
     assert "torn final line" in problems[0].reason
-    assert "covers 5 events but the session file holds 2" in problems[1].reason
+    assert "holds 2 events but 5 were confirmed (s2.length records 5)" in problems[1].reason
+    assert "covers 5 events but the session file holds 2" in problems[2].reason
     assert all(isinstance(p, StoreProblem) for p in problems)
     assert not crash_tail_expected(cut)
     assert parse_session_jsonl(cut.read_bytes()).torn_tail is not None  # the plain parse drops it
@@ -253,3 +260,121 @@ async def test_a_confirmed_reminder_cut_from_a_closed_log_is_never_reissued(
     await again.close()
     assert path.read_bytes() == damaged
     assert created[0]["id"] != created[1]["id"]
+
+
+# -- whole lines cut from the end of a session file -----------------------------
+
+CUTS = {"last-line": 1, "two-lines": 2, "all-but-the-header": None}
+
+
+def cut_lines(path: Path, cut: int | None) -> bytes:
+    """Cut whole lines from the end of ``path`` (None: all but the
+    header); the damaged content."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    kept = lines[:1] if cut is None else lines[:-cut]
+    path.write_bytes(b"".join(kept))
+    return path.read_bytes()
+
+
+def die_idle(directory: Path) -> None:
+    """A child writes the session ``idle`` (6 events), then ``busy`` until
+    the journal holding idle's events is checkpointed away, then kill -9s
+    itself (store_child.py die-idle)."""
+    done = subprocess.run(
+        [sys.executable, str(CHILD), "die-idle", "jsonl", str(directory), "idle", "busy"],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr
+
+
+async def refused(directory: Path, session: str, damaged: bytes, confirmed: int) -> None:
+    """Opening ``session`` fails naming its file, the line where the cut
+    starts and the count, and changes nothing."""
+    path = directory / f"{session}.jsonl"
+    held = damaged.count(b"\n") - 1
+    store = JsonlStore(directory)
+    with pytest.raises(CorruptStore) as raised:
+        await store.open(session, created_at=5)
+    await store.close()
+    assert raised.value.path == path
+    assert raised.value.line == held + 2  # the first line missing
+    assert f"holds {held} events but {confirmed} were confirmed" in str(raised.value)
+    assert path.read_bytes() == damaged
+    problems = verify_store_dir(directory)  # and tickler check says so
+    assert [(p.path, p.line) for p in problems] == [(path, held + 2)]
+
+
+@pytest.mark.parametrize("cut", list(CUTS.values()), ids=list(CUTS))
+@pytest.mark.parametrize("close", ["log", "store"])
+async def test_whole_lines_cut_after_a_close_are_refused(
+    tmp_path: Path, cut: int | None, close: str
+) -> None:
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    log.append(new_events(3))
+    await log.flush()
+    log.append(new_events(2, start=3))  # never flushed: the close makes it durable
+    if close == "log":
+        await log.close()
+    await store.close()
+    damaged = cut_lines(tmp_path / "s1.jsonl", cut)
+    await refused(tmp_path, "s1", damaged, 5)
+
+
+@pytest.mark.parametrize("cut", list(CUTS.values()), ids=list(CUTS))
+async def test_whole_lines_cut_after_a_kill_and_a_checkpoint_are_refused(
+    tmp_path: Path, cut: int | None
+) -> None:
+    """The writer is killed (kill -9) while it holds the session, after the
+    journal that held its events was checkpointed away: nothing but the
+    session's length file remembers them."""
+    die_idle(tmp_path)
+    damaged = cut_lines(tmp_path / "idle.jsonl", cut)
+    busy = tmp_path / "busy.jsonl"
+    busy.write_bytes(b"".join(busy.read_bytes().splitlines(keepends=True)[:-2]))
+    store = JsonlStore(tmp_path)  # the dead journal covers what was cut from busy
+    assert any("busy.jsonl: replayed events" in note for note in store.recovered)
+    log = await store.open("busy", created_at=5)
+    assert log.length == busy.read_bytes().count(b"\n") - 1
+    await store.close()
+    await refused(tmp_path, "idle", damaged, 6)
+
+
+@pytest.mark.parametrize("cut", list(CUTS.values()), ids=list(CUTS))
+async def test_whole_lines_cut_after_a_kill_and_a_replay_are_refused(
+    tmp_path: Path, cut: int | None
+) -> None:
+    """The writer is killed; the next process replays its journal (and
+    deletes it), then closes: nothing but the length file remembers."""
+    die_after(tmp_path, 2)
+    replayer = JsonlStore(tmp_path)
+    await replayer.close()
+    assert not journals(tmp_path)
+    damaged = cut_lines(tmp_path / "s1.jsonl", cut)
+    await refused(tmp_path, "s1", damaged, 6)
+
+
+async def test_a_reminder_cut_with_its_whole_line_is_never_reissued(tmp_path: Path) -> None:
+    clock = VirtualClock(NOW)
+    store = JsonlStore(tmp_path)
+    timers = TimerHeap(clock)
+    runtime = ScheduleRuntime(
+        await store.open("s1", created_at=NOW),
+        DeliverCommand(["true"], session="s1"),
+        clock,
+        timers=timers,
+    )
+    await runtime.start()
+    for prompt in ("first", "second", "third", "fourth"):
+        await runtime.call_tool("schedule_create", {"prompt": prompt, "after_seconds": 600})
+    await runtime.dispose()
+    await timers.close()
+    await store.close()  # through the Python API: no snapshot
+    assert not (tmp_path / "s1.snapshot").exists()
+    damaged = cut_lines(tmp_path / "s1.jsonl", 1)  # schedule-4's create
+    again = JsonlStore(tmp_path)
+    with pytest.raises(CorruptStore, match=r"s1\.jsonl: line 5: the file holds 3 events but 4"):
+        await again.open("s1", created_at=NOW)  # before: opened, and schedule-4 issued again
+    await again.close()
+    assert (tmp_path / "s1.jsonl").read_bytes() == damaged

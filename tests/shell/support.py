@@ -160,7 +160,7 @@ class RecordingLog:
 
     async def _enter(self, op: Op, labels: Labels) -> bool:
         """Apply the rules for one call; True when it must fail."""
-        gates = []
+        gates: list[Gate] = []
         fail = self._apply(op, labels, gates)
         for gate in gates:
             gate.entered.set()

@@ -244,6 +244,42 @@ async def test_snapshot_plus_later_events_equals_a_full_replay() -> None:
         )
 
 
+@async_test
+async def test_a_lone_surrogate_in_a_prompt_is_snapshotted_and_restored() -> None:
+    """A JavaScript string may hold a lone surrogate, and so may a prompt
+    (the log keeps it escaped). The snapshot must carry it too: saving one
+    used to fail with UnicodeEncodeError, so such a session never got one."""
+    clock = VirtualClock(T0)
+    async with rig(clock=clock) as r:
+        await r.create(prompt="due \udc00 soon", after_seconds=10)
+        await r.create(prompt="a\ud800b \U0001f375", after_seconds=3600)
+        r.host.followup_errors = 1_000  # its follow-up stays in the outbox
+        await r.advance(10 * SECOND, step_ms=SECOND)
+        assert await r.runtime.save_snapshot() is True
+        memory = r.log.inner
+        pending = r.runtime.pending_followups
+    assert [m.occurrences[0].prompt for m in pending] == ["due \udc00 soon"]
+    snapshot = memory.load_snapshot()
+    assert snapshot is not None
+    assert snapshot.through == memory.length
+    snapshot.data.decode("ascii")  # the lone surrogates are escaped
+    async with rig(clock=clock, log=memory, start=False) as r:
+        r.host.set_busy(True)  # keep the outbox where it is
+        await r.runtime.start()
+        assert r.log.reads == [snapshot.through]  # restored from the snapshot
+        restored = (r.runtime.state, r.runtime.pending_followups, await r.views())
+    fresh = MemoryLog(memory.header)  # the same events, no snapshot: a replay
+    fresh.append([NewEvent(e.type, bytes(e.data), e.time) for e in memory.events()])
+    async with rig(clock=clock, log=fresh, start=False) as r:
+        r.host.set_busy(True)
+        await r.runtime.start()
+        assert r.log.reads == [0]
+        replayed = (r.runtime.state, r.runtime.pending_followups, await r.views())
+    assert restored == replayed
+    assert [v["prompt"] for v in restored[2]] == ["a\ud800b \U0001f375"]
+    assert restored[1] == pending
+
+
 CORRUPT_SNAPSHOTS: list[Any] = [
     pytest.param(lambda n: Snapshot(n, b"{not json"), id="garbage"),
     pytest.param(lambda n: Snapshot(n, b'{"version":2,"state":{},"outbox":[]}'), id="version"),
