@@ -23,12 +23,14 @@ Pure functions over the catalog and the runtime's text; the MCP server
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 from tickler.core.catalog import JsonSchema
 from tickler.core.commands import CREATE, DELETE, LIST
 from tickler.core.errors import ERROR_CODES
+from tickler.core.jstext import join_surrogate_pairs
 
 __all__ = [
     "LIST_KEY",
@@ -36,12 +38,14 @@ __all__ = [
     "ToolHints",
     "output_schema",
     "structured_answer",
+    "without_lone_surrogates",
 ]
 
 LIST_KEY: Final = "reminders"
 """The key an array-valued answer is wrapped under in structured content."""
 
 _CLOSED_CODES: Final = frozenset(ERROR_CODES)
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +92,7 @@ def _object_branch(branch: JsonSchema) -> JsonSchema:
 
 def structured_answer(text: str) -> tuple[dict[str, Any], bool]:
     """``(structuredContent, isError)`` for a tool's exact output text."""
-    value = _without_lone_surrogates(json.loads(text))
+    value = without_lone_surrogates(json.loads(text))
     if isinstance(value, list):
         return {LIST_KEY: value}, False
     if not isinstance(value, dict):
@@ -96,15 +100,17 @@ def structured_answer(text: str) -> tuple[dict[str, Any], bool]:
     return value, value.get("code") in _CLOSED_CODES
 
 
-def _without_lone_surrogates(value: Any) -> Any:
+def without_lone_surrogates(value: Any) -> Any:
+    """A JSON-like value (dicts, lists, scalars) whose strings, keys too,
+    have each lone surrogate replaced by U+FFFD (a surrogate pair written
+    as two characters is joined first)."""
     if isinstance(value, str):
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
+        # isascii() is O(1) in CPython: a large ASCII prompt is neither scanned nor copied.
+        if value.isascii() or _SURROGATE.search(value) is None:
+            return value
+        return _SURROGATE.sub("\ufffd", join_surrogate_pairs(value))
     if isinstance(value, list):
-        return [_without_lone_surrogates(item) for item in value]
+        return [without_lone_surrogates(item) for item in value]
     if isinstance(value, dict):
-        return {key: _without_lone_surrogates(item) for key, item in value.items()}
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value

@@ -8,6 +8,11 @@ one of the ten closed error codes (the model reads it and can fix its call).
 :mod:`tickler.adapters.mcp_conventions` has the details. The arguments reach
 the runtime as the client sent them: nothing here validates or re-renders.
 
+The transport is tickler's own (:mod:`tickler.adapters.mcp_stdio`), not the
+SDK's: every line read gets an answer, arguments are read as the
+reference's ``JSON.parse`` reads them, and a line is at most
+``MAX_LINE_BYTES`` long.
+
 The server also runs the session's :class:`ScheduleRuntime`. MCP clients do
 not start a model turn from a server notification, so due reminders go to a
 delivery target (:mod:`tickler.adapters.delivery`): a command fed the
@@ -166,7 +171,7 @@ async def serve_stdio(
             return
         log = opening
         try:
-            from mcp.server.stdio import stdio_server
+            from tickler.adapters.mcp_stdio import stdio_transport
 
             timers = TimerHeap(clock)
             runtime = ScheduleRuntime(log, host, clock, timers=timers)
@@ -174,7 +179,7 @@ async def serve_stdio(
                 await runtime.start()
                 server = create_server(runtime)
                 logger.info("serving session %s", session_id)
-                async with stdio_server() as (read_stream, write_stream):
+                async with stdio_transport() as (read_stream, write_stream):
                     await server.run(
                         read_stream, write_stream, server.create_initialization_options()
                     )
@@ -203,11 +208,11 @@ async def serve_corrupt(session_id: str, exc: CorruptStore) -> None:
     """Serve a session the store refused as corrupt until the client closes
     stdin: the tools answer ``corrupt_schedule_log``, nothing is delivered,
     and no file is touched; the reason (file, line) goes to the log once."""
-    from mcp.server.stdio import stdio_server
+    from tickler.adapters.mcp_stdio import stdio_transport
 
     logger.error("session %s is corrupt, deliveries stopped: %s", session_id, exc)
     server = create_server(CorruptSessionTools(str(exc)))
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
