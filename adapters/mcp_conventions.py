@@ -14,6 +14,11 @@ Pure functions over the catalog and the runtime's text; the MCP server
   wrapped the same way when it is an array. JSON cannot carry a lone
   surrogate as a character, so one in a prompt (the text escapes it, as
   ``JSON.stringify`` does) becomes U+FFFD in the structured copy.
+* A ``schedule_create`` prompt longer than :data:`MAX_PROMPT_LENGTH`
+  characters is refused with ``invalid_prompt`` (:func:`prompt_too_long`):
+  the answer to such a call carries the prompt twice, and the SDK writes
+  it in one piece, so the server caps what one call can cost. The
+  reference has no limit.
 * ``isError`` is true exactly for the closed error values (``{"code",
   "message", ...}`` with one of the ten codes). ``schedule_delete``'s
   ``{"id", "deleted": false, "code": "schedule_not_found"}`` is an ordinary
@@ -24,19 +29,27 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from returns.pipeline import is_successful
+from returns.result import Failure
+
+from tickler.core import parse_tool_call, render
 from tickler.core.catalog import JsonSchema
 from tickler.core.commands import CREATE, DELETE, LIST
-from tickler.core.errors import ERROR_CODES
+from tickler.core.errors import ERROR_CODES, error
 from tickler.core.jstext import join_surrogate_pairs
 
 __all__ = [
     "LIST_KEY",
+    "MAX_PROMPT_LENGTH",
+    "PROMPT_TOO_LONG",
     "TOOL_HINTS",
     "ToolHints",
     "output_schema",
+    "prompt_too_long",
     "structured_answer",
     "without_lone_surrogates",
 ]
@@ -44,7 +57,15 @@ __all__ = [
 LIST_KEY: Final = "reminders"
 """The key an array-valued answer is wrapped under in structured content."""
 
+MAX_PROMPT_LENGTH: Final = 1_000_000
+"""The longest ``schedule_create`` prompt the MCP server takes, in
+characters (code points); the reference has no limit."""
+
+PROMPT_TOO_LONG: Final = f"prompt must be at most {MAX_PROMPT_LENGTH} characters."
+"""The ``invalid_prompt`` message for a longer one (ours, not the reference's)."""
+
 _CLOSED_CODES: Final = frozenset(ERROR_CODES)
+_CHECKED_BEFORE_LENGTH: Final = frozenset({"invalid_selector", "invalid_prompt"})
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -114,3 +135,20 @@ def without_lone_surrogates(value: Any) -> Any:
     if isinstance(value, dict):
         return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
+
+
+def prompt_too_long(name: str, args: object) -> str | None:
+    """The answer to a ``schedule_create`` whose prompt is longer than
+    :data:`MAX_PROMPT_LENGTH` characters: ``invalid_prompt`` with
+    :data:`PROMPT_TOO_LONG`, unless a check the reference makes first
+    (the selector set, an empty prompt) refuses the call (``None``: the
+    runtime gives that answer). ``None`` for every other call."""
+    if name != CREATE or not isinstance(args, Mapping):
+        return None
+    prompt = args.get("prompt")
+    if not isinstance(prompt, str) or len(prompt) <= MAX_PROMPT_LENGTH:
+        return None
+    parsed = parse_tool_call(name, args)
+    if not is_successful(parsed) and parsed.failure().code in _CHECKED_BEFORE_LENGTH:
+        return None
+    return render(Failure(error("invalid_prompt", PROMPT_TOO_LONG)))

@@ -6,12 +6,14 @@ each call with exactly the text the runtime renders (one text block), the
 same value as ``structuredContent``, and ``isError: true`` when the value is
 one of the ten closed error codes (the model reads it and can fix its call).
 :mod:`tickler.adapters.mcp_conventions` has the details. The arguments reach
-the runtime as the client sent them: nothing here validates or re-renders.
+the runtime as the client sent them: nothing here validates or re-renders,
+except that a ``schedule_create`` prompt over ``MAX_PROMPT_LENGTH``
+characters is refused before it (``prompt_too_long``).
 
 The transport is tickler's own (:mod:`tickler.adapters.mcp_stdio`), not the
 SDK's: every line read gets an answer, arguments are read as the
-reference's ``JSON.parse`` reads them, and a line is at most
-``MAX_LINE_BYTES`` long.
+reference's ``JSON.parse`` reads them, and one call's size is capped (a
+line at ``MAX_LINE_BYTES``, a prompt at ``MAX_PROMPT_LENGTH`` characters).
 
 The server also runs the session's :class:`ScheduleRuntime`. MCP clients do
 not start a model turn from a server notification, so due reminders go to a
@@ -44,7 +46,12 @@ from tickler.adapters.delivery import (
     DeliverCommand,
     DeliverUrl,
 )
-from tickler.adapters.mcp_conventions import TOOL_HINTS, output_schema, structured_answer
+from tickler.adapters.mcp_conventions import (
+    TOOL_HINTS,
+    output_schema,
+    prompt_too_long,
+    structured_answer,
+)
 from tickler.adapters.stores.files import CorruptStore
 from tickler.adapters.tools import (
     CorruptSessionTools,
@@ -134,7 +141,9 @@ def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any
         tool = table.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        text = await tool.handler(params.arguments)
+        text = prompt_too_long(tool.name, params.arguments)
+        if text is None:
+            text = await tool.handler(params.arguments)
         structured, is_error = structured_answer(text)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
