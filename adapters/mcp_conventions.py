@@ -57,9 +57,11 @@ __all__ = [
 LIST_KEY: Final = "reminders"
 """The key an array-valued answer is wrapped under in structured content."""
 
-MAX_PROMPT_LENGTH: Final = 1_000_000
+MAX_PROMPT_LENGTH: Final = 100_000
 """The longest ``schedule_create`` prompt the MCP server takes, in
-characters (code points); the reference has no limit."""
+characters (code points); the reference has no limit. However a client
+escapes it (at most 12 bytes a character), a prompt this long fits in a
+message under the transport's 4 MiB line limit."""
 
 PROMPT_TOO_LONG: Final = f"prompt must be at most {MAX_PROMPT_LENGTH} characters."
 """The ``invalid_prompt`` message for a longer one (ours, not the reference's)."""

@@ -22,7 +22,8 @@ than 4,300 digits. This transport:
   A malformed response (the client's answer to the server) is logged, not
   answered; a blank line is skipped;
 * reads a line over :data:`MAX_LINE_BYTES` no further than the limit and
-  skips the rest as it arrives, so no line costs more memory than that;
+  skips the rest as it arrives, so reading never holds more than that (a
+  line under it still costs what its JSON values cost as Python objects);
 * writes each message serialised once, as bytes, and a message that cannot
   be serialised as it is (a lone surrogate in an error message) with each
   lone surrogate replaced by U+FFFD.
@@ -66,9 +67,10 @@ __all__ = [
 
 logger = logging.getLogger("tickler.mcp")
 
-MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 """The longest line (one JSON-RPC message, without its newline) the server
-reads; a longer one is answered ``-32600`` and skipped."""
+reads, the SDK's default limit for an HTTP request body; a longer one is
+answered ``-32600`` and skipped."""
 
 _HEAD_BYTES: Final = 64 * 1024  # of a line that holds no message: where its id is looked for
 _CHUNK: Final = 1024 * 1024  # read at a time
@@ -362,9 +364,14 @@ async def _write_message(fd: int, message: JSONRPCMessage) -> None:
 
 async def _next_inbound(source: BinaryIO) -> Inbound | _End:
     """The next line's message, its error response, ``None`` (nothing to
-    do), or ``_End`` at the end of the input. The line's bytes are
-    released before this returns."""
-    line = await anyio.to_thread.run_sync(read_line, source, abandon_on_cancel=True)
+    do), or ``_End`` at the end of the input. The line is read and decoded
+    in a worker thread (a long line's slow path does not stall the event
+    loop), and its bytes are released before this returns."""
+    return await anyio.to_thread.run_sync(_read_inbound, source, abandon_on_cancel=True)
+
+
+def _read_inbound(source: BinaryIO) -> Inbound | _End:
+    line = read_line(source)
     if line is None:
         return _End()
     if isinstance(line, TooLong):

@@ -1,7 +1,7 @@
 """Memory and time of one large ``schedule_create`` through the MCP server.
 
 Run ``python bench/mcp_memory.py`` (``make bench-mcp``). ``--sizes`` gives
-the prompt sizes in MB; the default, ``0.9,6,20,100``, is one prompt under
+the prompt sizes in MB; the default, ``0.1,3,20,100``, is one prompt under
 both limits, one over the prompt limit only and two over the line limit
 (``--sizes 1,5`` is a quick look). For each size, a fresh
 ``python -m tickler.adapters.mcp_server`` process (JSONL store in a
@@ -177,7 +177,7 @@ def _write_all(pipe: IO[bytes], parts: tuple[bytes, ...]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--sizes", default="0.9,6,20,100", help="prompt sizes in MB, comma-separated"
+        "--sizes", default="0.1,3,20,100", help="prompt sizes in MB, comma-separated"
     )
     args = parser.parse_args()
     if not Path("/proc/self/status").exists():

@@ -40,7 +40,7 @@ DEADLINE_S: Final = 120.0  # a hang guard only
 MB: Final = 1_000_000
 ALLOWANCE: Final = 64 * 1024 * 1024  # address space reserved, not used: arenas, stacks
 HUGE: Final = 40 * MB  # over MAX_LINE_BYTES: refused unread
-LARGE: Final = 6 * MB  # under MAX_LINE_BYTES, over MAX_PROMPT_LENGTH: invalid_prompt
+LARGE: Final = 3 * MB  # under MAX_LINE_BYTES, over MAX_PROMPT_LENGTH: invalid_prompt
 HANDLED: Final = MAX_PROMPT_LENGTH  # the longest prompt taken
 
 

@@ -82,7 +82,7 @@ def test_a_prompt_over_the_limit_is_refused(arguments: dict[str, object]) -> Non
     answer = prompt_too_long("schedule_create", arguments)
     assert answer is not None
     assert json.loads(answer) == {"code": "invalid_prompt", "message": PROMPT_TOO_LONG}
-    assert PROMPT_TOO_LONG == "prompt must be at most 1000000 characters."
+    assert PROMPT_TOO_LONG == "prompt must be at most 100000 characters."
     assert structured_answer(answer)[1] is True
 
 
