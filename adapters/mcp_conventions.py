@@ -17,6 +17,11 @@ Pure functions over the catalog and the runtime's text; the MCP server
   The SDK's serialiser cannot write such a string (it refuses to encode it
   as UTF-8), so :func:`message_json` writes a message holding one, with the
   same ``\\uXXXX`` escape as the text.
+* A ``schedule_create`` prompt longer than :data:`MAX_PROMPT_LENGTH`
+  characters is refused with ``invalid_prompt`` (:func:`prompt_too_long`):
+  the answer to such a call carries the prompt twice, and the SDK writes
+  it in one piece, so the server caps what one call can cost. The
+  reference has no limit.
 * ``isError`` is true exactly for the closed error values (``{"code",
   "message", ...}`` with one of the ten codes). ``schedule_delete``'s
   ``{"id", "deleted": false, "code": "schedule_not_found"}`` is an ordinary
@@ -27,26 +32,44 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from returns.pipeline import is_successful
+from returns.result import Failure
+
+from tickler.core import parse_tool_call, render
 from tickler.core.catalog import JsonSchema
 from tickler.core.commands import CREATE, DELETE, LIST
-from tickler.core.errors import ERROR_CODES
+from tickler.core.errors import ERROR_CODES, error
 
 __all__ = [
     "LIST_KEY",
+    "MAX_PROMPT_LENGTH",
+    "PROMPT_TOO_LONG",
     "TOOL_HINTS",
     "ToolHints",
     "message_json",
     "output_schema",
+    "prompt_too_long",
     "structured_answer",
 ]
 
 LIST_KEY: Final = "reminders"
 """The key an array-valued answer is wrapped under in structured content."""
 
+MAX_PROMPT_LENGTH: Final = 100_000
+"""The longest ``schedule_create`` prompt the MCP server takes, in
+characters (code points); the reference has no limit. However a client
+escapes it (at most 12 bytes a character), a prompt this long fits in a
+message under the transport's 4 MiB line limit."""
+
+PROMPT_TOO_LONG: Final = f"prompt must be at most {MAX_PROMPT_LENGTH} characters."
+"""The ``invalid_prompt`` message for a longer one (ours, not the reference's)."""
+
 _CLOSED_CODES: Final = frozenset(ERROR_CODES)
+_CHECKED_BEFORE_LENGTH: Final = frozenset({"invalid_selector", "invalid_prompt"})
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -115,3 +138,20 @@ def message_json(value: object) -> str:
 def _escape(match: re.Match[str]) -> str:
     # Outside a string JSON has only ASCII, so every surrogate is in one.
     return f"\\u{ord(match.group()):04x}"
+
+
+def prompt_too_long(name: str, args: object) -> str | None:
+    """The answer to a ``schedule_create`` whose prompt is longer than
+    :data:`MAX_PROMPT_LENGTH` characters: ``invalid_prompt`` with
+    :data:`PROMPT_TOO_LONG`, unless a check the reference makes first
+    (the selector set, an empty prompt) refuses the call (``None``: the
+    runtime gives that answer). ``None`` for every other call."""
+    if name != CREATE or not isinstance(args, Mapping):
+        return None
+    prompt = args.get("prompt")
+    if not isinstance(prompt, str) or len(prompt) <= MAX_PROMPT_LENGTH:
+        return None
+    parsed = parse_tool_call(name, args)
+    if not is_successful(parsed) and parsed.failure().code in _CHECKED_BEFORE_LENGTH:
+        return None
+    return render(Failure(error("invalid_prompt", PROMPT_TOO_LONG)))

@@ -6,7 +6,14 @@ each call with exactly the text the runtime renders (one text block), the
 same value as ``structuredContent``, and ``isError: true`` when the value is
 one of the ten closed error codes (the model reads it and can fix its call).
 :mod:`tickler.adapters.mcp_conventions` has the details. The arguments reach
-the runtime as the client sent them: nothing here validates or re-renders.
+the runtime as the client sent them: nothing here validates or re-renders,
+except that a ``schedule_create`` prompt over ``MAX_PROMPT_LENGTH``
+characters is refused before it (``prompt_too_long``).
+
+The transport is tickler's own (:mod:`tickler.adapters.mcp_stdio`), not the
+SDK's: every line read gets an answer, arguments are read as the
+reference's ``JSON.parse`` reads them, and one call's size is capped (a
+line at ``MAX_LINE_BYTES``, a prompt at ``MAX_PROMPT_LENGTH`` characters).
 
 The server also runs the session's :class:`ScheduleRuntime`. MCP clients do
 not start a model turn from a server notification, so due reminders go to a
@@ -41,8 +48,8 @@ from tickler.adapters.delivery import (
 )
 from tickler.adapters.mcp_conventions import (
     TOOL_HINTS,
-    message_json,
     output_schema,
+    prompt_too_long,
     structured_answer,
 )
 from tickler.adapters.stores.files import CorruptStore
@@ -134,7 +141,9 @@ def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any
         tool = table.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        text = await tool.handler(params.arguments)
+        text = prompt_too_long(tool.name, params.arguments)
+        if text is None:
+            text = await tool.handler(params.arguments)
         structured, is_error = structured_answer(text)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
@@ -171,7 +180,7 @@ async def serve_stdio(
             return
         log = opening
         try:
-            from mcp.server.stdio import stdio_server
+            from tickler.adapters.mcp_stdio import stdio_transport
 
             timers = TimerHeap(clock)
             runtime = ScheduleRuntime(log, host, clock, timers=timers)
@@ -179,11 +188,9 @@ async def serve_stdio(
                 await runtime.start()
                 server = create_server(runtime)
                 logger.info("serving session %s", session_id)
-                async with stdio_server() as (read_stream, write_stream):
+                async with stdio_transport() as (read_stream, write_stream):
                     await server.run(
-                        read_stream,
-                        _LoneSurrogatesEscaped(write_stream),
-                        server.create_initialization_options(),
+                        read_stream, write_stream, server.create_initialization_options()
                     )
             finally:
                 # dispose() cancels a hung hand-over; closing the host then
@@ -199,49 +206,6 @@ async def serve_stdio(
     logger.info("session %s closed", session_id)
 
 
-class _Serialised:
-    """A message already written as JSON, for a transport that asks the
-    message for its JSON (as the SDK's stdio transport does)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    def model_dump_json(self, **_: object) -> str:
-        return self._text
-
-
-class _LoneSurrogatesEscaped:
-    """The server's write stream, passing each message on as it is, except
-    one the SDK cannot serialise: a string in it holds a lone surrogate (a
-    prompt may, see :mod:`~tickler.adapters.mcp_conventions`). That one is
-    passed on written by :func:`message_json`, escaping the surrogate as the
-    tool's text does, so the client reads the same string in both."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def send(self, item: Any) -> None:
-        from pydantic_core import PydanticSerializationError
-
-        try:
-            item.message.model_dump_json(by_alias=True, exclude_unset=True)
-        except PydanticSerializationError:  # "surrogates not allowed"
-            value = item.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            item = type(item)(_Serialised(message_json(value)), item.metadata)
-        await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _LoneSurrogatesEscaped:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
-
-
 async def _open(store: SessionStore, session_id: str, clock: Clock) -> SessionLog | CorruptStore:
     try:
         return await store.open(session_id, created_at=clock.now_ms())
@@ -253,11 +217,11 @@ async def serve_corrupt(session_id: str, exc: CorruptStore) -> None:
     """Serve a session the store refused as corrupt until the client closes
     stdin: the tools answer ``corrupt_schedule_log``, nothing is delivered,
     and no file is touched; the reason (file, line) goes to the log once."""
-    from mcp.server.stdio import stdio_server
+    from tickler.adapters.mcp_stdio import stdio_transport
 
     logger.error("session %s is corrupt, deliveries stopped: %s", session_id, exc)
     server = create_server(CorruptSessionTools(str(exc)))
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

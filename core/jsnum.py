@@ -53,15 +53,31 @@ def is_lossless(value: float) -> bool:
     return math.isfinite(value) and (value != 0 or math.copysign(1.0, value) > 0)
 
 
+def beyond_double(value: int) -> bool:
+    """Whether JavaScript reads the integer as an infinity: it rounds to a
+    double beyond the largest one (written without an exponent, ``1`` and
+    400 zeros is ``1e400``). Python's ``float()`` rounds the same way."""
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
 def holds_lossy_number(value: object) -> bool:
     """Whether a JSON-like value (dicts, lists, tuples and scalars) holds,
-    anywhere at any depth, a float that JSON cannot carry exactly."""
+    anywhere at any depth, a number that JSON cannot carry exactly: a float
+    :func:`is_lossless` refuses, or an integer JavaScript reads as an
+    infinity (:func:`beyond_double`)."""
     pending: list[object] = [value]
     seen: set[int] = set()  # a Python caller may pass a cycle; JSON never does
     while pending:
         item = pending.pop()
         if isinstance(item, float):
             if not is_lossless(item):
+                return True
+        elif isinstance(item, int):
+            if not isinstance(item, bool) and beyond_double(item):
                 return True
         elif isinstance(item, Mapping | list | tuple) and id(item) not in seen:
             seen.add(id(item))

@@ -2,7 +2,9 @@
 value any tool can answer validates against that tool's MCP output schema
 and is flagged as an error; the schemas have object roots; a lone surrogate
 reaches the structured copy as the same string, and a message holding one
-is written with its escape (test_mcp_wire.py reads it off the wire)."""
+is written with its escape (test_mcp_wire.py reads it off the wire); a
+prompt over the MCP server's limit is refused with ``invalid_prompt`` after
+the checks the reference makes first."""
 
 from __future__ import annotations
 
@@ -12,7 +14,14 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 from returns.result import Failure
 
-from tickler.adapters.mcp_conventions import message_json, output_schema, structured_answer
+from tickler.adapters.mcp_conventions import (
+    MAX_PROMPT_LENGTH,
+    PROMPT_TOO_LONG,
+    message_json,
+    output_schema,
+    prompt_too_long,
+    structured_answer,
+)
 from tickler.core import ERROR_CODES, ScheduleError, render, tool_catalog
 
 
@@ -60,3 +69,46 @@ def test_a_lone_surrogate_is_kept_and_written_with_its_escape() -> None:
 def test_a_scalar_answer_is_refused() -> None:
     with pytest.raises(ValueError, match="JSON int"):
         structured_answer("5")
+
+
+TOO_LONG = "x" * (MAX_PROMPT_LENGTH + 1)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"prompt": TOO_LONG, "after_seconds": 60},
+        {"prompt": " " + TOO_LONG, "at": "2099-01-01T00:00:00Z"},
+        {"prompt": TOO_LONG, "after_seconds": "60"},  # the prompt is checked first
+        {"prompt": TOO_LONG, "every_seconds": 1},
+    ],
+    ids=["after", "at", "bad-after", "bad-every"],
+)
+def test_a_prompt_over_the_limit_is_refused(arguments: dict[str, object]) -> None:
+    answer = prompt_too_long("schedule_create", arguments)
+    assert answer is not None
+    assert json.loads(answer) == {"code": "invalid_prompt", "message": PROMPT_TOO_LONG}
+    assert PROMPT_TOO_LONG == "prompt must be at most 100000 characters."
+    assert structured_answer(answer)[1] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("schedule_create", {"prompt": "x" * MAX_PROMPT_LENGTH, "after_seconds": 60}),
+        ("schedule_create", {"prompt": "\U0001f375" * MAX_PROMPT_LENGTH, "after_seconds": 60}),
+        # The reference's own checks answer first (the runtime gives them):
+        ("schedule_create", {"prompt": TOO_LONG, "after_seconds": 60, "at": "x"}),
+        ("schedule_create", {"prompt": TOO_LONG}),
+        ("schedule_create", {"prompt": " " * (MAX_PROMPT_LENGTH + 1), "after_seconds": 60}),
+        ("schedule_create", {"prompt": [TOO_LONG], "after_seconds": 60}),
+        ("schedule_create", [TOO_LONG]),
+        # Other tools take no prompt (the reference's list ignores its arguments).
+        ("schedule_list", {"prompt": TOO_LONG}),
+        ("schedule_delete", {"id": "schedule-1", "prompt": TOO_LONG}),
+    ],
+    ids=["at-limit", "astral-at-limit", "two-selectors", "no-selector", "blank", "not-a-string",
+         "not-an-object", "list", "delete"],
+)  # fmt: skip
+def test_other_calls_are_left_to_the_runtime(name: str, arguments: object) -> None:
+    assert prompt_too_long(name, arguments) is None

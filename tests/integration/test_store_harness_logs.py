@@ -264,9 +264,7 @@ async def test_packed_row_types_are_refused_at_append(stores: Stores, kind: str)
         with pytest.raises(ValueError, match="packed chunk rows"):
             log.append(batch)
         assert log.length == 1
-    assert [item.type for item in log.append([NewEvent("turn/end", b"{}", 4)])] == [
-        "turn/end"
-    ]
+    assert [item.type for item in log.append([NewEvent("turn/end", b"{}", 4)])] == ["turn/end"]
     await log.flush()
     await log.close()
     if stores.durable:

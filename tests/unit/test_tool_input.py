@@ -294,6 +294,36 @@ def test_a_deeply_nested_lossy_number_is_found(depth: int) -> None:
     )
 
 
+# JavaScript reads an integer past the largest double (rounded to nearest, as
+# Python's float() rounds) as an infinity: a number JSON cannot carry.
+LARGEST_DOUBLE_INT = 2**1024 - 2**971
+INFINITE_INTEGERS = [LARGEST_DOUBLE_INT + 2**970, -(LARGEST_DOUBLE_INT + 2**970), 10**400]
+
+
+@pytest.mark.parametrize("number", INFINITE_INTEGERS, ids=["rounds-up", "negative", "1e400"])
+def test_an_integer_beyond_every_double_is_refused_like_1e400(number: int) -> None:
+    state = fold_changes([CREATE_ONE])
+    args = json.loads(f'{{"id":"schedule-1","extra":[{number}]}}')
+    assert isinstance(args["extra"][0], int)
+    assert handle(state, "schedule_delete", args, NOW) == (
+        (),
+        json.dumps(DELETE_ID, separators=(",", ":")),
+    )
+    listed = handle(state, "schedule_list", args, NOW)
+    assert json.loads(listed[1]) == LIST_LOSSY
+    created = handle(state, "schedule_create", {"prompt": "x", "after_seconds": number}, NOW)
+    assert json.loads(created[1]) == AFTER_RULE
+
+
+def test_the_largest_integer_a_double_holds_is_an_ordinary_number() -> None:
+    state = fold_changes([CREATE_ONE])
+    changes, output = handle(
+        state, "schedule_delete", {"id": "schedule-1", "n": LARGEST_DOUBLE_INT + 2**970 - 1}, NOW
+    )
+    assert len(changes) == 1
+    assert json.loads(output)["deleted"] is True
+
+
 def test_lossless_numbers_beside_a_delete_still_delete() -> None:
     state = fold_changes([CREATE_ONE])
     args = {"id": "schedule-1", "extra": [0, 0.0, -1.5, 1e300]}
