@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test lint specs bench bench-core bench-runtime bench-stores bench-postgres clean
+.PHONY: install demo test lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-calendar clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -41,7 +41,7 @@ specs: install
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
 # run (the machine may be shared); about 10 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-postgres
+bench: bench-core bench-stores bench-runtime bench-postgres bench-calendar
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -55,6 +55,10 @@ bench-runtime: install
 # PostgreSQL workers against procrastinate, on the local server (127.0.0.1:5432).
 bench-postgres: install
 	$(BIN)/python -m bench.postgres
+
+# Calendar rules: next occurrence per wake against croniter and APScheduler 3.
+bench-calendar: install
+	$(BIN)/python -m bench.calendar
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -194,19 +194,37 @@ class _Engine:
         return low - self.below(min(change.at + change.before, until + change.after + 1))
 
     def next_after(self, after: int) -> int | None:
+        """Segment by segment from ``after``; the last search for a matched
+        wall minute is reused while its answer still holds, so crossing a
+        segment without a match costs no search."""
         timeline = self.timeline
-        start, end = timeline.previous_change(after), timeline.next_change(after)
-        offset = timeline.offset_at(after)
+        start, end, offset = timeline.around(after)
+        searched_from = found = 0
+        searched = False
+
+        def next_wall(low: int) -> int:
+            """The first matched wall minute (ms) at or after ``low``."""
+            nonlocal searched_from, found, searched
+            if not (searched and searched_from <= low <= found):
+                minute = self.minutes.next_minute(-(-low // _MS_PER_MINUTE))
+                searched_from, found, searched = low, minute * _MS_PER_MINUTE, True
+            return found
+
         while True:
-            if start is not None and start.at > after and self.shifted(start):
+            if (
+                start is not None
+                and start.at > after
+                and self.shift
+                and start.after > start.before
+                and next_wall(start.at + start.before) < start.at + start.after
+            ):
                 return start.at if start.at <= MAX_INSTANT_MS else None
             low = after + 1 if start is None else max(after + 1, start.at)
             low += offset
             floor = self.floor(start)
             if floor is not None:
                 low = max(low, floor)
-            wall = self.minutes.next_minute(-(-low // _MS_PER_MINUTE)) * _MS_PER_MINUTE
-            instant = wall - offset
+            instant = next_wall(low) - offset
             if end is None or instant < end.at:
                 return instant if instant <= MAX_INSTANT_MS else None
             if end.at > MAX_INSTANT_MS:
@@ -216,8 +234,7 @@ class _Engine:
 
     def latest_at_or_before(self, at: int, not_before: int) -> int | None:
         timeline = self.timeline
-        start, end = timeline.previous_change(at), timeline.next_change(at)
-        offset = timeline.offset_at(at)
+        start, end, offset = timeline.around(at)
         while True:
             high = (at if end is None else min(at, end.at - 1)) + offset
             wall = self.minutes.previous_minute(high // _MS_PER_MINUTE) * _MS_PER_MINUTE
@@ -238,12 +255,12 @@ class _Engine:
         if until <= after:
             return 0
         timeline = self.timeline
-        low = after + timeline.offset_at(after) + 1
-        floor = self.floor(timeline.previous_change(after))
+        previous, following, offset = timeline.around(after)
+        low = after + offset + 1
+        floor = self.floor(previous)
         if floor is not None:
             low = max(low, floor)
-        total = self.below(until + timeline.offset_at(until) + 1) - self.below(low)
-        following = timeline.next_change(after)
+        total = self.below(until + timeline.around(until)[2] + 1) - self.below(low)
         if following is None or following.at > until:
             return max(0, total)
         total += self._corrections(after, until)

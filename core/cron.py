@@ -13,7 +13,8 @@ local wall clock read as if it were UTC (days are proleptic Gregorian). The
 Gregorian calendar repeats every 400 years (146,097 days, a whole number of
 weeks), so counting matched minutes below any wall minute is O(1) after a
 small per-rule table, and finding the next or previous match is O(1) for a
-rule that matches in the current or next few days, O(log 146,097) otherwise.
+rule that matches in the current or next month, and one step per month or
+per year without a match otherwise.
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from tickler.core.instant import civil_from_days, days_from_civil, is_leap_year
+from tickler.core.instant import civil_from_days, days_from_civil, days_in_month, is_leap_year
 
 MINUTES_PER_DAY: Final = 1440
-DAYS_PER_CYCLE: Final = 146_097  # 400 Gregorian years
-_SCAN_DAYS: Final = 8
 _ITEM: Final = re.compile(r"(?:(\*)|([0-9A-Za-z]+)(?:-([0-9A-Za-z]+))?)(?:/([0-9]+))?", re.ASCII)
 _FIELD_SEPARATOR: Final = re.compile(r"[ \t]+", re.ASCII)
 MACROS: Final = {
@@ -330,35 +329,62 @@ class WallMinutes:
             index -= 1
         return self._hours[index] * 60 + self._minutes[-1] if index >= 0 else None
 
+    def _year_days(self, year: int, jan1: int) -> int:
+        """Matched days in ``year``, whose 1 January is day ``jan1``."""
+        return self._before_month[(is_leap_year(year), _weekday(jan1))][12]
+
+    def _first_in_month(self, first: int, day_of_month: int) -> int:
+        """The first matched day of the month from ``day_of_month`` on (day of
+        the month; 32 when none), the month's 1st being day number ``first``
+        and the month field aside."""
+        before = self._before_day_in_month[_weekday(first)]
+        return bisect_right(before, before[day_of_month]) - 1
+
+    def _last_in_month(self, first: int, day_of_month: int) -> int:
+        """The last matched day of the month up to ``day_of_month`` (0 when none)."""
+        before = self._before_day_in_month[_weekday(first)]
+        return bisect_left(before, before[day_of_month + 1]) - 1 if before[day_of_month + 1] else 0
+
     def next_day(self, day: int) -> int:
-        """The first matched day at or after ``day``."""
-        for candidate in range(day, day + _SCAN_DAYS):
-            if self.day_matches(candidate):
-                return candidate
-        wanted = self.days_before(day) + 1
-        low, high = day + _SCAN_DAYS, day + DAYS_PER_CYCLE
-        while low < high:  # the first day d with days_before(d + 1) >= wanted
-            middle = (low + high) // 2
-            if self.days_before(middle + 1) >= wanted:
-                high = middle
-            else:
-                low = middle + 1
-        return low
+        """The first matched day at or after ``day``: month by month, whole
+        years without a match skipped (a matching year comes within 400)."""
+        year, month, day_of_month = civil_from_days(day)
+        first = day - day_of_month + 1
+        while True:
+            length = days_in_month(year, month)
+            if self._month_mask >> month & 1:
+                found = self._first_in_month(first, day_of_month)
+                if found <= length:
+                    return first + found - 1
+            first += length
+            day_of_month = 1
+            if month < 12:
+                month += 1
+                continue
+            year, month = year + 1, 1
+            while not self._year_days(year, first):
+                first += 365 + is_leap_year(year)
+                year += 1
 
     def previous_day(self, day: int) -> int:
-        """The last matched day at or before ``day``."""
-        for candidate in range(day, day - _SCAN_DAYS, -1):
-            if self.day_matches(candidate):
-                return candidate
-        wanted = self.days_before(day + 1)
-        low, high = day - DAYS_PER_CYCLE, day - _SCAN_DAYS
-        while low < high:  # the first day d with days_before(d + 1) >= wanted
-            middle = (low + high) // 2
-            if self.days_before(middle + 1) >= wanted:
-                high = middle
-            else:
-                low = middle + 1
-        return low
+        """The last matched day at or before ``day`` (as :meth:`next_day`)."""
+        year, month, day_of_month = civil_from_days(day)
+        first = day - day_of_month + 1
+        while True:
+            if self._month_mask >> month & 1:
+                found = self._last_in_month(first, day_of_month)
+                if found:
+                    return first + found - 1
+            if month > 1:
+                month -= 1
+                day_of_month = days_in_month(year, month)
+                first -= day_of_month
+                continue
+            year -= 1
+            while not self._year_days(year, days_from_civil(year, 1, 1)):
+                year -= 1
+            month, day_of_month = 12, 31
+            first = days_from_civil(year, 12, 1)
 
     def next_minute(self, minute: int) -> int:
         """The first matched wall minute at or after ``minute``."""

@@ -161,7 +161,7 @@ def _footer_changes(footer: _Footer) -> bool:
 class Timeline:
     """The UTC offset of one zone at every instant, and its changes."""
 
-    __slots__ = ("_at", "explicit", "footer", "initial", "tail_from")
+    __slots__ = ("_at", "_years", "explicit", "footer", "initial", "tail_from")
 
     def __init__(
         self,
@@ -180,6 +180,7 @@ class Timeline:
         """The footer rules from this instant on (None: always); its own
         changes count strictly after it (a change at it is the explicit join)."""
         self._at = tuple(t.at for t in explicit)
+        self._years: dict[int, tuple[Transition, ...]] = {}
 
     def in_tail(self, ms: int) -> bool:
         return self.footer is not None and (self.tail_from is None or ms >= self.tail_from)
@@ -192,13 +193,41 @@ class Timeline:
 
     def tail_year(self, year: int) -> tuple[Transition, ...]:
         """The footer's changes in one UTC year that are in force (after
-        ``tail_from``)."""
-        if self.footer is None:
-            return ()
-        changes = footer_year(self.footer, year)
-        if self.tail_from is None:
-            return changes
-        return tuple(t for t in changes if t.at > self.tail_from)
+        ``tail_from``); memoised."""
+        changes = self._years.get(year)
+        if changes is None:
+            changes = () if self.footer is None else footer_year(self.footer, year)
+            if self.tail_from is not None:
+                changes = tuple(t for t in changes if t.at > self.tail_from)
+            self._years[year] = changes
+        return changes
+
+    def around(self, ms: int) -> tuple[Transition | None, Transition | None, int]:
+        """The last change at or before ``ms``, the first after it, and the
+        offset at ``ms``: what :meth:`previous_change`, :meth:`next_change`
+        and :meth:`offset_at` give, in one lookup for the common case."""
+        if self.footer is not None and self.in_tail(ms):
+            year = _utc_year(ms)
+            previous = following = None
+            for change in (
+                *self.tail_year(year - 1),
+                *self.tail_year(year),
+                *self.tail_year(year + 1),
+            ):
+                if change.at <= ms:
+                    previous = change
+                elif following is None:
+                    following = change
+            if previous is None:
+                previous = self.previous_change(ms)
+            if following is None:
+                following = self.next_change(ms)
+        else:
+            index = bisect_right(self._at, ms)
+            previous = self.explicit[index - 1] if index else None
+            following = self.explicit[index] if index < len(self.explicit) else self.next_change(ms)
+        offset = previous.after if previous is not None else self.offset_at(ms)
+        return previous, following, offset
 
     def next_change(self, ms: int) -> Transition | None:
         """The first change strictly after ``ms``."""

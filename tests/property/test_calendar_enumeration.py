@@ -182,10 +182,10 @@ def cron_field(draw: st.DrawFn, low: int, high: int, names: tuple[str, ...] | No
             values.add(first)
             continue
         last = draw(st.integers(first, min(high, first + 12)))
-        step = draw(st.one_of(st.none(), st.integers(1, 5)))
+        every = draw(st.one_of(st.none(), st.integers(1, 5)))
         text = f"{_name(first, low, names, style)}-{_name(last, low, names, style)}"
-        texts.append(text if step is None else f"{text}/{step}")
-        values.update(range(first, last + 1, step or 1))
+        texts.append(text if every is None else f"{text}/{every}")
+        values.update(range(first, last + 1, every or 1))
     return Field(",".join(texts), frozenset(values))
 
 
@@ -203,11 +203,14 @@ class Cron:
         wall = NAIVE_EPOCH + timedelta(minutes=wall_minute)
         if wall.minute not in self.minutes or wall.hour not in self.hours:
             return False
-        if wall.month not in self.months:
+        return self.matches_day(wall.date())
+
+    def matches_day(self, day: date) -> bool:
+        if day.month not in self.months:
             return False
-        weekday = wall.isoweekday() % 7
+        weekday = day.isoweekday() % 7
         by_weekday = weekday in self.weekdays or (weekday == 0 and 7 in self.weekdays)
-        by_day = wall.day in self.days
+        by_day = day.day in self.days
         return by_day or by_weekday if self.either_day else by_day and by_weekday
 
 
@@ -241,13 +244,19 @@ def crons(
     near_hours = st.sets(st.sampled_from(near), min_size=1, max_size=2).map(_hour_list)
     hour = draw(st.one_of(near_hours, near_hours, near_hours, _with(cron_field(0, 23), near[0])))
     star_days = st.just(Field("*", ALL_DAYS))
-    day_field = draw(st.one_of(star_days, star_days, _with(cron_field(1, 31), day and day.day)))
+    day_field = draw(
+        st.one_of(star_days, star_days, _with(cron_field(1, 31), None if day is None else day.day))
+    )
     star_months = st.just(Field("*", frozenset(range(1, 13))))
     month = draw(
-        st.one_of(star_months, star_months, _with(cron_field(1, 12, MONTHS), day and day.month))
+        st.one_of(
+            star_months,
+            star_months,
+            _with(cron_field(1, 12, MONTHS), None if day is None else day.month),
+        )
     )
     star_weekdays = st.just(Field("*", frozenset(range(8))))
-    weekday_of_day = day and day.isoweekday() % 7
+    weekday_of_day = None if day is None else day.isoweekday() % 7
     weekday = draw(
         st.one_of(star_weekdays, star_weekdays, _with(cron_field(0, 7, WEEKDAYS), weekday_of_day))
     )
@@ -421,3 +430,46 @@ def test_a_long_span_counts_what_its_short_pieces_count(
     pieces = range(start, end, piece)
     total = sum(count_occurrences(rule, a, min(a + piece, end)) for a in pieces)
     assert count_occurrences(rule, start, end) == total
+
+
+def _utc_next(cron: Cron, after: int) -> int:
+    """The first matched minute after ``after`` in UTC: the rest of its day
+    minute by minute, then day by day."""
+    minute = after // MINUTE + 1
+    day_end = (minute // 1440 + 1) * 1440
+    for candidate in range(minute, day_end):
+        if cron.matches(candidate):
+            return candidate * MINUTE
+    day = (NAIVE_EPOCH + timedelta(minutes=day_end)).date()
+    while not cron.matches_day(day):
+        day += timedelta(days=1)
+    first = datetime.combine(day, datetime.min.time()) - NAIVE_EPOCH
+    return first // timedelta(milliseconds=1) + (min(cron.hours) * 60 + min(cron.minutes)) * MINUTE
+
+
+def _utc_latest(cron: Cron, at: int) -> int:
+    """The last matched minute at or before ``at`` in UTC."""
+    minute = at // MINUTE
+    day_start = minute // 1440 * 1440
+    for candidate in range(minute, day_start - 1, -1):
+        if cron.matches(candidate):
+            return candidate * MINUTE
+    day = (NAIVE_EPOCH + timedelta(minutes=day_start)).date() - timedelta(days=1)
+    while not cron.matches_day(day):
+        day -= timedelta(days=1)
+    first = datetime.combine(day, datetime.min.time()) - NAIVE_EPOCH
+    return first // timedelta(milliseconds=1) + (max(cron.hours) * 60 + max(cron.minutes)) * MINUTE
+
+
+YEAR_1900: Final = (datetime(1900, 1, 1, tzinfo=UTC) - EPOCH) // timedelta(milliseconds=1)
+YEAR_2200: Final = (datetime(2200, 1, 1, tzinfo=UTC) - EPOCH) // timedelta(milliseconds=1)
+
+
+@given(cron=crons(), instant=st.integers(YEAR_1900, YEAR_2200))
+def test_in_utc_the_nearest_matched_minutes_however_far(cron: Cron, instant: int) -> None:
+    """Rare rules (29 February, a weekday on a given day) search months and
+    years ahead and back; checked day by day."""
+    rule = _rule(cron, "UTC", "shift", "first")
+    assert next_occurrence(rule, instant) == _utc_next(cron, instant)
+    latest = latest_occurrence_at_or_before(rule, instant, instant - 500 * 365 * DAY)
+    assert latest == _utc_latest(cron, instant)

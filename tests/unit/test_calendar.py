@@ -267,6 +267,16 @@ def test_a_rule_that_matches_rarely_is_found_without_a_walk() -> None:
     ]
 
 
+def test_the_latest_occurrence_of_a_rare_rule_is_found_years_back() -> None:
+    new_years_eve = rule("0 0 31 12 *")
+    june = parse_instant("2026-06-01T00:00:00.000Z")
+    latest = latest_occurrence_at_or_before(new_years_eve, june, 0)
+    assert latest == parse_instant("2025-12-31T00:00:00.000Z")
+    leap_day = rule("30 23 29 2 *")
+    latest = latest_occurrence_at_or_before(leap_day, parse_instant("2103-01-01T00:00:00.000Z"), 0)
+    assert latest == parse_instant("2096-02-29T23:30:00.000Z")
+
+
 # --- catch-up and counts -------------------------------------------------------
 
 

@@ -62,6 +62,12 @@ def test_every_zone_has_zoneinfos_offsets(chunk: int) -> None:
             if timeline.offset_at(ms) != zoneinfo_offset(zone, ms)
         ]
         assert not wrong, (key, wrong[:3])
+        for ms in probes(timeline)[::7]:
+            assert timeline.around(ms) == (
+                timeline.previous_change(ms),
+                timeline.next_change(ms),
+                timeline.offset_at(ms),
+            ), (key, ms)
 
 
 def test_changes_are_found_in_both_directions() -> None:
