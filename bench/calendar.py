@@ -162,12 +162,12 @@ def report_next(rows: list[Row]) -> None:
     )
     head = ("rule", "zone", "tickler", "croniter", "x", "agree", "APScheduler", "x", "agree")
     print(
-        f"  {head[0]:<14}{head[1]:<21}{head[2]:>9}{head[3]:>10}{head[4]:>7}{head[5]:>7}"
+        f"  {head[0]:<16}{head[1]:<21}{head[2]:>9}{head[3]:>10}{head[4]:>7}{head[5]:>7}"
         f"{head[6]:>13}{head[7]:>7}{head[8]:>7}"
     )
     for row in rows:
         print(
-            f"  {row.rule:<14}{row.zone:<21}{row.tickler_us:>9.1f}{row.croniter_us:>10.1f}"
+            f"  {row.rule:<16}{row.zone:<21}{row.tickler_us:>9.1f}{row.croniter_us:>10.1f}"
             f"{row.croniter_us / row.tickler_us:>7.1f}{row.croniter_agree:>7.0%}"
             f"{row.apscheduler_us:>13.1f}{row.apscheduler_us / row.tickler_us:>7.1f}"
             f"{row.apscheduler_agree:>7.0%}"
@@ -220,7 +220,7 @@ def report_catch_up(quick: bool) -> None:
             assert result is not None
             mine = time_call(partial(catch_up, rule, ms_of(target), ms_of(now)), 7)
             line = (
-                f"  {cron:<14}{label:<12} tickler {mine * 1e6:>9.0f} us "
+                f"  {cron:<16}{label:<12} tickler {mine * 1e6:>9.0f} us "
                 f"({result.skipped:,} skipped)"
             )
             iterations = (result.skipped + 1) if days <= 3652 else None
