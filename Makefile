@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp clean
+.PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar clean
 install: $(VENV)/.installed
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
@@ -50,7 +50,7 @@ specs: install
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
 # run (the machine may be shared); about 10 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp
+bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp bench-calendar
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -68,6 +68,10 @@ bench-postgres: install
 # The MCP server's memory for one large prompt, beside the SDK's own transport.
 bench-mcp: install
 	$(BIN)/python bench/mcp_memory.py
+
+# Calendar rules: next occurrence per wake against croniter and APScheduler 3.
+bench-calendar: install
+	$(BIN)/python -m bench.calendar
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -39,6 +39,12 @@ def _load(key: str) -> ZoneInfo:
         return ZoneInfo.from_file(data, key=key)
 
 
+@cache
+def tzif_bytes(key: str) -> bytes:
+    """The pinned TZif file of a zone that :func:`resolve_zone` resolved."""
+    return resources.files("tzdata.zoneinfo").joinpath(*key.split("/")).read_bytes()
+
+
 def resolve_zone(name: str) -> ZoneInfo | None:
     """The zone a ``time_zone`` value names, or None when it names none."""
     if not name or es_trim(name) != name:
