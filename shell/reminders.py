@@ -27,7 +27,7 @@ class ScheduleError(Exception):
         code: ErrorCode,
         message: str,
         operation: Operation | None = None,
-        id: str | None = None,  # noqa: A002 - the wire's name
+        id: str | None = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code: ErrorCode = code

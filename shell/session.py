@@ -193,7 +193,9 @@ class Session:
 
     # -- lifecycle (open_session's) ------------------------------------------
 
-    async def _start(self, host: HostFactory, runtime: Callable[[AgentHost], ScheduleRuntime]) -> None:
+    async def _start(
+        self, host: HostFactory, runtime: Callable[[AgentHost], ScheduleRuntime]
+    ) -> None:
         self._host = host(self)
         self._runtime = runtime(self._host)
         await self._runtime.start()
@@ -215,12 +217,15 @@ class Session:
         runtime, host = self._runtime, self._host
         if runtime is not None:
             await step("stopping the runtime", runtime.dispose)
-        if isinstance(host, _AsyncCloses):
-            await step("closing the host", host.aclose)
-        elif isinstance(host, _Closes):
-            await step("closing the host", host.close)
-        if runtime is not None and runtime.phase is Phase.STOPPED and self._due_snapshot(
-            snapshot_after
+        host_object: object = host  # hosts close in one of two ways, or not at all
+        if isinstance(host_object, _AsyncCloses):
+            await step("closing the host", host_object.aclose)
+        elif isinstance(host_object, _Closes):
+            await step("closing the host", host_object.close)
+        if (
+            runtime is not None
+            and runtime.phase is Phase.STOPPED
+            and self._due_snapshot(snapshot_after)
         ):
             await step("saving a snapshot", runtime.save_snapshot)
         await step("closing the log", self.log.close)
@@ -310,7 +315,7 @@ async def _to_the_end(teardown: Awaitable[None], *, quiet: bool) -> None:
             if task.done():
                 break
             cancelled = True
-        except Exception:
+        except Exception:  # noqa: BLE001 - the task's own error, taken from it below
             break
     error = None if task.cancelled() else task.exception()
     if error is not None and not quiet:
