@@ -24,46 +24,61 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0"
 
 if TYPE_CHECKING:
-    from tickler.adapters.delivery import DeliverCommand, DeliverUrl
-    from tickler.adapters.delivery_callable import DeliverCallable
+    from tickler.adapters import DeliverCallable, DeliverCommand, DeliverUrl, schedule_tools
     from tickler.adapters.langchain import langchain_tools
     from tickler.adapters.openai_agents import openai_agents_host, openai_agents_tools
     from tickler.adapters.pydantic_ai import pydantic_ai_host, schedule_toolset
-    from tickler.adapters.stores.jsonl import JsonlStore
-    from tickler.adapters.stores.memory import MemoryStore
-    from tickler.adapters.stores.postgres import PostgresStore
-    from tickler.adapters.stores.sqlite import SqliteStore
-    from tickler.adapters.tools import schedule_tools
-    from tickler.shell.clock import SystemClock, VirtualClock
-    from tickler.shell.host import FollowUp
-    from tickler.shell.ports import SessionLocked, StoreError
-    from tickler.shell.reference_host import ReferenceHost, TurnInput
-    from tickler.shell.runtime import ScheduleRuntime
+    from tickler.adapters.stores import JsonlStore, MemoryStore, PostgresStore, SqliteStore
+    from tickler.shell import (
+        FollowUp,
+        LocalTime,
+        Phase,
+        ReferenceHost,
+        Reminder,
+        ScheduleError,
+        ScheduleRuntime,
+        Session,
+        SessionLocked,
+        StoreError,
+        SystemClock,
+        TurnInput,
+        VirtualClock,
+        open_session,
+    )
 
-# Each public name and the module that defines it, imported on first access
-# (PEP 562): a framework adapter needs its extra only when it is used.
+# Each public name and the public module that defines it, imported on first
+# access (PEP 562): a framework adapter needs its extra only when it is used.
 _HOMES: Final = {
-    "ScheduleRuntime": "tickler.shell.runtime",
-    "ReferenceHost": "tickler.shell.reference_host",
-    "TurnInput": "tickler.shell.reference_host",
-    "SystemClock": "tickler.shell.clock",
-    "VirtualClock": "tickler.shell.clock",
-    "SessionLocked": "tickler.shell.ports",
-    "StoreError": "tickler.shell.ports",
-    "JsonlStore": "tickler.adapters.stores.jsonl",
-    "SqliteStore": "tickler.adapters.stores.sqlite",
-    "MemoryStore": "tickler.adapters.stores.memory",
-    "PostgresStore": "tickler.adapters.stores.postgres",
-    "FollowUp": "tickler.shell.host",
-    "schedule_tools": "tickler.adapters.tools",
+    **dict.fromkeys(
+        (
+            "FollowUp",
+            "LocalTime",
+            "Phase",
+            "ReferenceHost",
+            "Reminder",
+            "ScheduleError",
+            "ScheduleRuntime",
+            "Session",
+            "SessionLocked",
+            "StoreError",
+            "SystemClock",
+            "TurnInput",
+            "VirtualClock",
+            "open_session",
+        ),
+        "tickler.shell",
+    ),
+    **dict.fromkeys(
+        ("JsonlStore", "MemoryStore", "PostgresStore", "SqliteStore"), "tickler.adapters.stores"
+    ),
+    **dict.fromkeys(
+        ("DeliverCallable", "DeliverCommand", "DeliverUrl", "schedule_tools"), "tickler.adapters"
+    ),
     "pydantic_ai_host": "tickler.adapters.pydantic_ai",
     "schedule_toolset": "tickler.adapters.pydantic_ai",
     "openai_agents_host": "tickler.adapters.openai_agents",
     "openai_agents_tools": "tickler.adapters.openai_agents",
     "langchain_tools": "tickler.adapters.langchain",
-    "DeliverCommand": "tickler.adapters.delivery",
-    "DeliverUrl": "tickler.adapters.delivery",
-    "DeliverCallable": "tickler.adapters.delivery_callable",
 }
 
 __all__ = [
@@ -72,10 +87,15 @@ __all__ = [
     "DeliverUrl",
     "FollowUp",
     "JsonlStore",
+    "LocalTime",
     "MemoryStore",
+    "Phase",
     "PostgresStore",
     "ReferenceHost",
+    "Reminder",
+    "ScheduleError",
     "ScheduleRuntime",
+    "Session",
     "SessionLocked",
     "SqliteStore",
     "StoreError",
@@ -84,6 +104,7 @@ __all__ = [
     "VirtualClock",
     "__version__",
     "langchain_tools",
+    "open_session",
     "openai_agents_host",
     "openai_agents_tools",
     "pydantic_ai_host",
@@ -104,4 +125,5 @@ if not TYPE_CHECKING:  # type checkers see the imports above, and no catch-all
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public names only (not the helpers this module imports)."""
+    return sorted(__all__)

@@ -1,0 +1,58 @@
+"""tickler's edges: the schedule tools for any framework, delivery targets,
+the PostgreSQL worker, the MCP server, and the stores
+(:mod:`tickler.adapters.stores`). The framework adapters are modules of
+their own, each behind its extra: :mod:`tickler.adapters.pydantic_ai`,
+:mod:`tickler.adapters.openai_agents`, :mod:`tickler.adapters.langchain`.
+Names that need an extra are imported on first use."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final
+
+from tickler.adapters._delivery import DeliverCommand, DeliverUrl, DeliveryFailed, DeliveryHost
+from tickler.adapters._delivery_callable import DeliverCallable
+from tickler.adapters._tools import ScheduleTool, ToolCaller, decode_arguments, schedule_tools
+
+if TYPE_CHECKING:
+    from tickler.adapters._mcp_server import create_server, serve_stdio
+    from tickler.adapters._worker import Worker, WorkerStats, run_worker
+
+_LAZY: Final = {
+    "Worker": "tickler.adapters._worker",
+    "WorkerStats": "tickler.adapters._worker",
+    "run_worker": "tickler.adapters._worker",
+    "create_server": "tickler.adapters._mcp_server",
+    "serve_stdio": "tickler.adapters._mcp_server",
+}
+
+__all__ = [
+    "DeliverCallable",
+    "DeliverCommand",
+    "DeliverUrl",
+    "DeliveryFailed",
+    "DeliveryHost",
+    "ScheduleTool",
+    "ToolCaller",
+    "Worker",
+    "WorkerStats",
+    "create_server",
+    "decode_arguments",
+    "run_worker",
+    "schedule_tools",
+    "serve_stdio",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        home = _LAZY.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tickler.adapters.tools import ScheduleTool, ToolCaller, missing_extra, schedule_tools
+from tickler.adapters._extras import missing_extra
+from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
 
 try:
     from langchain_core.tools import StructuredTool

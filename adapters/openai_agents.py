@@ -25,17 +25,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tickler.adapters.tools import (
+from tickler.adapters._extras import missing_extra
+from tickler.adapters._tools import (
     ScheduleTool,
     ToolCaller,
     decode_arguments,
-    missing_extra,
     schedule_tools,
 )
-from tickler.core.catalog import JsonSchema
-from tickler.shell.clock import Clock
-from tickler.shell.ports import SessionLog
-from tickler.shell.reference_host import TURN_TIMEOUT_S, ReferenceHost, TurnInput
+from tickler.core._catalog import JsonSchema
+from tickler.shell._clock import Clock
+from tickler.shell._ports import SessionLog
+from tickler.shell._reference_host import TURN_TIMEOUT_S, ReferenceHost, TurnInput
 
 try:
     from agents import Agent, FunctionTool, RunConfig, Runner, Session, TResponseInputItem

@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tickler.adapters.tools import ScheduleTool, ToolCaller, missing_extra, schedule_tools
-from tickler.shell.clock import Clock
-from tickler.shell.ports import SessionLog
-from tickler.shell.reference_host import TURN_TIMEOUT_S, Model, ReferenceHost, TurnInput
+from tickler.adapters._extras import missing_extra
+from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
+from tickler.shell._clock import Clock
+from tickler.shell._ports import SessionLog
+from tickler.shell._reference_host import TURN_TIMEOUT_S, Model, ReferenceHost, TurnInput
 
 try:
     from pydantic_ai import Agent, Tool

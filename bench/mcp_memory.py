@@ -4,7 +4,7 @@ Run ``python bench/mcp_memory.py`` (``make bench-mcp``). ``--sizes`` gives
 the prompt sizes in MB; the default, ``0.1,3,20,100``, is one prompt under
 both limits, one over the prompt limit only and two over the line limit
 (``--sizes 1,5`` is a quick look). For each size, a fresh
-``python -m tickler.adapters.mcp_server`` process (JSONL store in a
+``python -m tickler mcp`` process (JSONL store in a
 temporary directory, a delivery command that is never called) is driven
 over its real stdio transport: ``initialize``, one small call (the
 baseline), then one ``tools/call`` whose ``prompt`` is that many MB of
@@ -45,11 +45,12 @@ SESSION: Final = "bench"
 SDK_TRANSPORT: Final = """
 import sys
 from mcp.server.stdio import stdio_server
-import tickler.adapters.mcp_server as server
-import tickler.adapters.mcp_stdio as transport
+import tickler.adapters._mcp_server as server
+import tickler.adapters._mcp_stdio as transport
 transport.stdio_transport = stdio_server
+import tickler.adapters.cli._mcp as entry
 server.prompt_too_long = lambda name, args: None
-sys.exit(server.main(sys.argv[1:]))
+sys.exit(entry.main(sys.argv[1:]))
 """
 
 
@@ -91,7 +92,7 @@ def measure(prompt_mb: float, *, peer: bool) -> dict[str, Any]:
     """One fresh server, one large call; the figures in a dict."""
     size = int(prompt_mb * MB)
     with tempfile.TemporaryDirectory(prefix="tickler-mcp-bench-") as tmp:
-        server_module = ["-c", SDK_TRANSPORT] if peer else ["-m", "tickler.adapters.mcp_server"]
+        server_module = ["-c", SDK_TRANSPORT] if peer else ["-m", "tickler", "mcp"]
         command = [
             sys.executable,
             *server_module,

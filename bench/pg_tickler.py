@@ -3,8 +3,8 @@
 
 An item is one session holding one reminder (a realistic cold-session
 workload: each agent's session holds its own reminder), created through
-the real :class:`~tickler.shell.runtime.ScheduleRuntime` over one
-:class:`~tickler.adapters.stores.postgres.PostgresStore` with
+the real :class:`~tickler.shell._runtime.ScheduleRuntime` over one
+:class:`~tickler.adapters.stores._postgres.PostgresStore` with
 ``schedule_create`` and ``at`` = the item's due instant (rounded up to the
 millisecond, the finest ``at`` takes). The session id is the item's key;
 the reminder's prompt is the item's exact ``due_at``, so the delivery
@@ -42,10 +42,10 @@ from pathlib import Path
 
 import psycopg
 
-from tickler.adapters.stores.postgres import PostgresStore
-from tickler.adapters.stores.postgres_schema import migrate, notify_channel
-from tickler.shell.host import FollowUp, IdleClaim
-from tickler.shell.runtime import ScheduleRuntime
+from tickler.adapters.stores._postgres import PostgresStore
+from tickler.adapters.stores._postgres_schema import migrate, notify_channel
+from tickler.shell._host import FollowUp, IdleClaim
+from tickler.shell._runtime import ScheduleRuntime
 
 from . import pg_common, pg_record
 from .pg_common import BurstResult, Item, LatenessResult

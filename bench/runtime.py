@@ -68,8 +68,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from tickler.shell.host import FollowUp, IdleClaim
-    from tickler.shell.runtime import ScheduleRuntime
+    from tickler.shell._host import FollowUp, IdleClaim
+    from tickler.shell._runtime import ScheduleRuntime
 
 BENCH: Final = Path(__file__).resolve().parent
 FD_RESERVE: Final = 2_500  # descriptors kept for the interpreter, journals, threads
@@ -237,10 +237,10 @@ def _instant(ms: int) -> str:
 
 def _reference_line(seq: int, now: int, session: int, after_s: int) -> bytes:
     """The same line, built by the core and the store's line encoder."""
-    from tickler.adapters.stores.lines import encode_batch
+    from tickler.adapters.stores._lines import encode_batch
     from tickler.core import SCHEDULE_CHANGE, AfterSchedule, encode_change, format_instant
-    from tickler.core.model import create
-    from tickler.shell.ports import NewEvent
+    from tickler.core._model import create
+    from tickler.shell._ports import NewEvent
 
     record = AfterSchedule(
         id=f"schedule-{seq + 1}",
@@ -254,7 +254,7 @@ def _reference_line(seq: int, now: int, session: int, after_s: int) -> bytes:
 
 def session_bytes(session_id: str, session: int, pending: int, now: int, salt: int) -> bytes:
     """A session file holding ``pending`` far-future one-shot reminders."""
-    from tickler.adapters.stores.lines import header_line
+    from tickler.adapters.stores._lines import header_line
     from tickler.core import SessionHeader
 
     parts = [header_line(SessionHeader(id=session_id, created_at=now))]
@@ -379,8 +379,8 @@ class Rig:
     """A store, the wall clock, the shared timer heap and the runtimes."""
 
     def __init__(self, directory: str) -> None:
-        from tickler.adapters.stores.jsonl import JsonlStore
-        from tickler.shell.clock import SystemClock
+        from tickler.adapters.stores._jsonl import JsonlStore
+        from tickler.shell._clock import SystemClock
 
         self.fsync = TimedFsync()
         self.store = JsonlStore(directory, fsync=self.fsync)
@@ -390,8 +390,8 @@ class Rig:
 
     async def open(self, session_ids: Sequence[str], created_at: int) -> float:
         """Open and start a runtime per session; seconds taken."""
-        from tickler.shell.runtime import ScheduleRuntime
-        from tickler.shell.timers import shared_timers
+        from tickler.shell._runtime import ScheduleRuntime
+        from tickler.shell._timers import shared_timers
 
         started = time.perf_counter()
         timers = shared_timers(self.clock)
@@ -620,8 +620,8 @@ async def tickler_burst(directory: str, sessions: int, count: int, margin_s: flo
 async def tickler_fdprobe(directory: str, sessions: int) -> Result:
     """File descriptors the store holds per open session, per session with an
     append not yet flushed (the peak), and per session written and flushed."""
-    from tickler.adapters.stores.jsonl import JsonlStore
-    from tickler.shell.ports import NewEvent
+    from tickler.adapters.stores._jsonl import JsonlStore
+    from tickler.shell._ports import NewEvent
 
     store = JsonlStore(directory)
     fds0 = open_fds()
@@ -643,10 +643,10 @@ async def tickler_fdprobe(directory: str, sessions: int) -> Result:
 async def tickler_startup(directory: str, session_id: str, save: bool) -> Result:
     """Open the store and the session, start its runtime, wait until its timer
     is armed; then save a snapshot when asked."""
-    from tickler.adapters.stores.jsonl import JsonlStore
-    from tickler.shell.clock import SystemClock
-    from tickler.shell.runtime import ScheduleRuntime
-    from tickler.shell.timers import shared_timers
+    from tickler.adapters.stores._jsonl import JsonlStore
+    from tickler.shell._clock import SystemClock
+    from tickler.shell._runtime import ScheduleRuntime
+    from tickler.shell._timers import shared_timers
 
     rss0 = rss_bytes()
     t0, c0 = time.perf_counter(), time.process_time()
@@ -1036,10 +1036,10 @@ for name in sys.argv[1:]:
 print(repr(time.perf_counter() - t0))
 """
 TICKLER_MODULES: Final = (
-    "tickler.adapters.stores.jsonl",
-    "tickler.shell.runtime",
-    "tickler.shell.clock",
-    "tickler.shell.timers",
+    "tickler.adapters.stores._jsonl",
+    "tickler.shell._runtime",
+    "tickler.shell._clock",
+    "tickler.shell._timers",
 )
 APS_MODULES: Final = ("apscheduler.schedulers.background", "apscheduler.jobstores.sqlalchemy")
 

@@ -33,9 +33,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.sqlite import SqliteStore
-from tickler.shell.ports import NewEvent, SessionLog, SessionStore, Snapshot
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._sqlite import SqliteStore
+from tickler.shell._ports import NewEvent, SessionLog, SessionStore, Snapshot
 
 EVENT = NewEvent(
     "schedule/change",

@@ -4,11 +4,23 @@ Instants are ``int`` epoch milliseconds (UTC); the caller passes ``now``.
 Nothing here performs I/O, reads a clock, uses asyncio or randomness.
 """
 
-from tickler.core.at import parse_at
-from tickler.core.catalog import tool_catalog
-from tickler.core.check import check_log
-from tickler.core.codec import change_json, decode_change, decode_change_value, encode_change
-from tickler.core.commands import (
+from tickler.core._at import parse_at
+from tickler.core._calendar import (
+    CalendarMsg,
+    CalendarRule,
+    CatchUp,
+    catch_up,
+    count_occurrences,
+    latest_occurrence_at_or_before,
+    local_time_text,
+    next_occurrence,
+    next_occurrences,
+    parse_calendar,
+)
+from tickler.core._catalog import tool_catalog
+from tickler.core._check import check_log
+from tickler.core._codec import change_json, decode_change, decode_change_value, encode_change
+from tickler.core._commands import (
     Command,
     CreateAfter,
     CreateAt,
@@ -20,8 +32,8 @@ from tickler.core.commands import (
     ToolCommand,
     parse_tool_call,
 )
-from tickler.core.decide import decide, next_target
-from tickler.core.errors import (
+from tickler.core._decide import decide, next_target
+from tickler.core._errors import (
     ERROR_CODES,
     CorruptScheduleLog,
     ErrorCode,
@@ -29,10 +41,10 @@ from tickler.core.errors import (
     ScheduleError,
     persistence_uncertain,
 )
-from tickler.core.fixedrate import EveryOccurrence, resolve_every_occurrence
-from tickler.core.framing import every_batch_framing, one_shot_framing
-from tickler.core.instant import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
-from tickler.core.model import (
+from tickler.core._fixedrate import EveryOccurrence, resolve_every_occurrence
+from tickler.core._framing import every_batch_framing, one_shot_framing
+from tickler.core._instant import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
+from tickler.core._model import (
     MIN_EVERY_INTERVAL_SECONDS,
     SCHEDULE_CHANGE_VERSION,
     AfterSchedule,
@@ -44,7 +56,7 @@ from tickler.core.model import (
     ScheduleChange,
     ScheduleRecord,
 )
-from tickler.core.outcomes import (
+from tickler.core._outcomes import (
     Created,
     Deleted,
     Delivery,
@@ -56,17 +68,18 @@ from tickler.core.outcomes import (
     ToolOutcome,
     Wait,
 )
-from tickler.core.render import render
-from tickler.core.session import (
+from tickler.core._render import render
+from tickler.core._rules import Breach
+from tickler.core._session import (
     ParsedSession,
     SessionEvent,
     SessionFileError,
     SessionHeader,
     parse_session_jsonl,
 )
-from tickler.core.state import EMPTY_STATE, SCHEDULE_CHANGE, State, evolve, fold, fold_changes
-from tickler.core.tools import handle
-from tickler.core.zones import TZDATA_VERSION
+from tickler.core._state import EMPTY_STATE, SCHEDULE_CHANGE, State, evolve, fold, fold_changes
+from tickler.core._tools import handle
+from tickler.core._zones import TZDATA_VERSION
 
 __all__ = [
     "EMPTY_STATE",
@@ -79,6 +92,10 @@ __all__ = [
     "TZDATA_VERSION",
     "AfterSchedule",
     "AtSchedule",
+    "Breach",
+    "CalendarMsg",
+    "CalendarRule",
+    "CatchUp",
     "Command",
     "CorruptScheduleLog",
     "CreateAfter",
@@ -114,8 +131,10 @@ __all__ = [
     "ToolCommand",
     "ToolOutcome",
     "Wait",
+    "catch_up",
     "change_json",
     "check_log",
+    "count_occurrences",
     "decide",
     "decode_change",
     "decode_change_value",
@@ -126,9 +145,14 @@ __all__ = [
     "fold_changes",
     "format_instant",
     "handle",
+    "latest_occurrence_at_or_before",
+    "local_time_text",
+    "next_occurrence",
+    "next_occurrences",
     "next_target",
     "one_shot_framing",
     "parse_at",
+    "parse_calendar",
     "parse_instant",
     "parse_session_jsonl",
     "parse_tool_call",
@@ -137,3 +161,7 @@ __all__ = [
     "resolve_every_occurrence",
     "tool_catalog",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,6 +1,6 @@
 """Talk to tickler's MCP server with the official ``mcp`` client.
 
-Starts ``python -m tickler.adapters.mcp_server`` over stdio (as an MCP host
+Starts ``python -m tickler mcp`` over stdio (as an MCP host
 such as a desktop app would), lists the tools, sets a reminder two seconds
 out and waits for the server to deliver it: the server runs the delivery
 command with the follow-up JSON on stdin, here a one-liner that appends it to
@@ -41,7 +41,8 @@ async def main(directory: Path) -> None:
         command=sys.executable,
         args=[
             "-m",
-            "tickler.adapters.mcp_server",
+            "tickler",
+            "mcp",
             "--store",
             str(directory / "sessions"),
             "--session",

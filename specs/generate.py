@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tickler.core import tool_catalog
-from tickler.core.schema import change_schema
+from tickler.core._schema import change_schema
 
 HERE = Path(__file__).resolve().parent
 

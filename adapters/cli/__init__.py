@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from tickler.adapters.cli.app import cli
-from tickler.adapters.cli.errors import run
+from tickler.adapters.cli._app import cli
+from tickler.adapters.cli._errors import run
 
 
 def main(argv: list[str] | None = None) -> None:

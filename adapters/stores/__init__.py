@@ -1,0 +1,57 @@
+"""tickler's stores: one append-only log per session.
+
+:class:`MemoryStore` (this process only), :class:`JsonlStore` (a directory
+of JSONL files, the embedded default), :class:`SqliteStore` (one SQLite
+file) and :class:`PostgresStore` (many processes, with ``tickler worker``;
+needs the ``postgres`` extra, imported on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final
+
+from tickler.adapters.stores._files import CorruptStore, SymlinkRefused
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._memory import MemoryStore
+from tickler.adapters.stores._sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from tickler.adapters.stores._postgres import CorruptSession, PostgresStore, SessionLost
+    from tickler.adapters.stores._postgres_schema import SchemaMissing, migrate
+
+# The PostgreSQL store needs psycopg (the postgres extra): imported on first use.
+_LAZY: Final = {
+    "PostgresStore": "tickler.adapters.stores._postgres",
+    "SessionLost": "tickler.adapters.stores._postgres",
+    "CorruptSession": "tickler.adapters.stores._postgres",
+    "SchemaMissing": "tickler.adapters.stores._postgres_schema",
+    "migrate": "tickler.adapters.stores._postgres_schema",
+}
+
+__all__ = [
+    "CorruptSession",
+    "CorruptStore",
+    "JsonlStore",
+    "MemoryStore",
+    "PostgresStore",
+    "SchemaMissing",
+    "SessionLost",
+    "SqliteStore",
+    "SymlinkRefused",
+    "migrate",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        home = _LAZY.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

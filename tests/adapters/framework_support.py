@@ -17,12 +17,12 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar
 
 import msgspec
 
-from tickler.adapters.stores.memory import MemoryLog, MemoryStore
-from tickler.adapters.tools import ToolCaller
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.reference_host import TURN_INPUT, ReferenceHost, TurnInput
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.adapters._tools import ToolCaller
+from tickler.adapters.stores._memory import MemoryLog, MemoryStore
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._reference_host import TURN_INPUT, ReferenceHost, TurnInput
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 T0: Final = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
 SECOND: Final = 1_000

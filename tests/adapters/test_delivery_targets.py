@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.delivery import DeliverCommand, DeliverUrl, DeliveryFailed
+from tickler.adapters._delivery import DeliverCommand, DeliverUrl, DeliveryFailed
 from tickler.core import Occurrence
-from tickler.shell.host import FollowUp
+from tickler.shell._host import FollowUp
 
 SUPPORT = Path(__file__).parent / "mcp_support"
 BOUND_S = 60.0  # a regression fails after this instead of hanging

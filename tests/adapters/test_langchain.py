@@ -13,7 +13,7 @@ from langchain_core.tools import StructuredTool
 
 from tickler.adapters.langchain import langchain_tools
 from tickler.core import tool_catalog
-from tickler.shell.reference_host import ReferenceHost
+from tickler.shell._reference_host import ReferenceHost
 
 from .framework_support import (
     INVALID_SELECTOR,

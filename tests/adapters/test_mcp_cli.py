@@ -1,5 +1,5 @@
 """The two MCP entry points, ``tickler mcp`` and ``python -m
-tickler.adapters.mcp_server``, are one command: the same options (with
+tickler.adapters._mcp_server``, are one command: the same options (with
 ``--log-level``), the same one-line usage errors with exit status 2, and a
 delivery program that does not exist is refused at start, before anything is
 created.
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from tickler.adapters.cli import cli
-from tickler.adapters.cli.errors import run
-from tickler.adapters.mcp_server import main
+from tickler.adapters.cli._errors import run
+from tickler.adapters.cli._mcp import main
 
 ENTRY_POINTS = {
     "tickler mcp": [sys.executable, "-m", "tickler.adapters.cli", "mcp"],
-    "python -m": [sys.executable, "-m", "tickler.adapters.mcp_server"],
+    "python -m": [sys.executable, "-m", "tickler", "mcp"],
 }
 BOUND_S = 120  # a hung server fails the test instead of blocking it
 

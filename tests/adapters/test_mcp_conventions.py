@@ -1,5 +1,5 @@
 """MCP conventions, end to end: the official client talks to ``python -m
-tickler.adapters.mcp_server`` over stdio.
+tickler mcp`` over stdio.
 
 Each tool is listed with a title, annotations and an object-rooted output
 schema; each call answers the runtime's exact text beside structured content
@@ -108,7 +108,8 @@ def test_tools_carry_titles_annotations_and_output_schemas_and_rejections_are_er
         command=sys.executable,
         args=[
             "-m",
-            "tickler.adapters.mcp_server",
+            "tickler",
+            "mcp",
             "--store",
             str(tmp_path / "store"),
             "--session",

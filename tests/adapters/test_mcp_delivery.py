@@ -19,15 +19,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tickler.adapters.delivery import (
+from tickler.adapters._delivery import (
     DeliverCommand,
     DeliverUrl,
     DeliveryFailed,
     followup_payload,
 )
-from tickler.adapters.mcp_server import delivery_target, main
+from tickler.adapters.cli._mcp import delivery_target, main
 from tickler.core import Occurrence
-from tickler.shell.host import FollowUp
+from tickler.shell._host import FollowUp
 
 RECORDER = Path(__file__).parent / "mcp_support" / "record_delivery.py"
 

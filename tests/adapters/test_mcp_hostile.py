@@ -37,7 +37,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.message import SessionMessage
 from mcp.types import PARSE_ERROR, CallToolResult, JSONRPCMessage, JSONRPCRequest, TextContent
 
-from tickler.adapters.mcp_stdio import MAX_LINE_BYTES, TooLong, decode_line, read_line
+from tickler.adapters._mcp_stdio import MAX_LINE_BYTES, TooLong, decode_line, read_line
 
 DEADLINE_S: Final = 60.0  # a hang guard only
 CREATE: Final = "schedule_create"
@@ -127,7 +127,7 @@ class _RawWriter:
 def server_params(store: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tickler.adapters.mcp_server", "--store", str(store), "--session", "s",
+        args=["-m", "tickler", "mcp", "--store", str(store), "--session", "s",
               "--deliver-cmd", "true"],
         env={"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None,
     )  # fmt: skip
@@ -262,7 +262,7 @@ async def _exchange(tmp_path: Path, data: bytes, count: int) -> list[dict[str, A
     """Write ``data`` to a fresh server's stdin, read ``count`` answers,
     then close stdin; the answers (no more come before the server exits)."""
     store = tmp_path / "store"
-    command = [sys.executable, "-m", "tickler.adapters.mcp_server", "--store", str(store),
+    command = [sys.executable, "-m", "tickler", "mcp", "--store", str(store),
                "--session", "s", "--deliver-cmd", "true"]  # fmt: skip
     with (tmp_path / "server.log").open("ab") as err:
         async with await anyio.open_process(command, stderr=err) as server:

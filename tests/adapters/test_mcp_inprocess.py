@@ -18,13 +18,13 @@ import jsonschema  # type: ignore[import-untyped]
 from mcp import Client
 from mcp.types import TextContent
 
-from tickler.adapters.delivery import DeliverCommand
-from tickler.adapters.mcp_server import create_server
-from tickler.adapters.stores.memory import MemoryStore
+from tickler.adapters._delivery import DeliverCommand
+from tickler.adapters._mcp_server import create_server
+from tickler.adapters.stores._memory import MemoryStore
 from tickler.core import ERROR_CODES
-from tickler.shell.clock import VirtualClock
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.shell._clock import VirtualClock
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 NOW = 1_785_931_200_000  # 2026-08-05T12:00:00Z
 LOCAL = {"date": "2026-08-06", "time": "09:00:00"}

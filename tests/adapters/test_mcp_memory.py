@@ -28,8 +28,8 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from tickler.adapters.mcp_conventions import MAX_PROMPT_LENGTH, PROMPT_TOO_LONG
-from tickler.adapters.mcp_stdio import MAX_LINE_BYTES
+from tickler.adapters._mcp_conventions import MAX_PROMPT_LENGTH, PROMPT_TOO_LONG
+from tickler.adapters._mcp_stdio import MAX_LINE_BYTES
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists() or not hasattr(resource, "prlimit"),
@@ -108,7 +108,7 @@ def test_large_prompts_are_refused_or_handled_within_three_times_their_size(
     tmp_path: Path,
 ) -> None:
     async def scenario() -> None:
-        command = [sys.executable, "-m", "tickler.adapters.mcp_server", "--store",
+        command = [sys.executable, "-m", "tickler", "mcp", "--store",
                    str(tmp_path / "store"), "--session", "s", "--deliver-cmd", "true"]  # fmt: skip
         with (tmp_path / "server.log").open("ab") as err, anyio.fail_after(DEADLINE_S):
             async with await anyio.open_process(command, stderr=err) as process:

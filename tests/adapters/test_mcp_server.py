@@ -1,5 +1,5 @@
 """End to end: the official ``mcp`` client talks to ``python -m
-tickler.adapters.mcp_server`` over stdio, with a JSONL store and the real
+tickler mcp`` over stdio, with a JSONL store and the real
 clock; due reminders reach a delivery command or URL.
 
 Every wait polls for an outcome (a file line, a recorded request) with a
@@ -50,7 +50,8 @@ LATER = (
 def server_args(store: Path, *target: str) -> list[str]:
     return [
         "-m",
-        "tickler.adapters.mcp_server",
+        "tickler",
+        "mcp",
         "--store",
         str(store),
         "--session",

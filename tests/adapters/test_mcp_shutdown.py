@@ -1,7 +1,7 @@
 """stdin end-of-file stops the MCP server even while a delivery hangs, and
 tool calls meanwhile do not wait for it.
 
-The official client drives ``python -m tickler.adapters.mcp_server`` over
+The official client drives ``python -m tickler mcp`` over
 stdio with a delivery command that never ends. Once the command runs, a
 tool call still answers; then the client closes stdin; the server must exit
 by itself (its closing log line is written only on a clean exit), kill the
@@ -66,7 +66,8 @@ def params(store: Path, command: str) -> StdioServerParameters:
         command=sys.executable,
         args=[
             "-m",
-            "tickler.adapters.mcp_server",
+            "tickler",
+            "mcp",
             "--store",
             str(store),
             "--session",

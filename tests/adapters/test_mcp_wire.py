@@ -20,8 +20,8 @@ from typing import Any
 from mcp.types import LATEST_PROTOCOL_VERSION
 
 from tickler import JsonlStore, ReferenceHost, ScheduleRuntime
-from tickler.shell.clock import VirtualClock
-from tickler.shell.reference_host import TurnInput
+from tickler.shell._clock import VirtualClock
+from tickler.shell._reference_host import TurnInput
 
 SESSION = "s"
 T0 = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
@@ -55,7 +55,7 @@ async def exchange(store: Path, errlog: Path, requests: list[dict[str, Any]]) ->
     """Send each request to a fresh server and read its answer (raw JSON);
     notifications get none."""
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
-    args = ["-m", "tickler.adapters.mcp_server", "--store", str(store), "--session", SESSION]
+    args = ["-m", "tickler", "mcp", "--store", str(store), "--session", SESSION]
     with errlog.open("ab") as err:
         process = await asyncio.create_subprocess_exec(
             sys.executable,

@@ -31,7 +31,7 @@ import pytest
             "tickler's LangChain adapter needs the extra: pip install 'tickler-agents[langchain]'",
         ),
         (
-            "tickler.adapters.stores.postgres",
+            "tickler.adapters.stores._postgres",
             "psycopg",
             "tickler's PostgreSQL adapter needs the extra: pip install 'tickler-agents[postgres]'",
         ),

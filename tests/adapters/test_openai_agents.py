@@ -24,9 +24,9 @@ from agents.tool import Tool
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from tickler.adapters.openai_agents import OpenAIAgentsHost, openai_agents_host, openai_agents_tools
-from tickler.adapters.stores.memory import MemoryLog
+from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import tool_catalog
-from tickler.shell.clock import VirtualClock
+from tickler.shell._clock import VirtualClock
 
 from .framework_support import (
     INVALID_SELECTOR,

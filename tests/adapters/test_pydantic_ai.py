@@ -26,10 +26,10 @@ from tickler.adapters.pydantic_ai import (
     pydantic_ai_host,
     schedule_toolset,
 )
-from tickler.adapters.stores.memory import MemoryLog
+from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import tool_catalog
-from tickler.shell.clock import VirtualClock
-from tickler.shell.reference_host import TurnInput
+from tickler.shell._clock import VirtualClock
+from tickler.shell._reference_host import TurnInput
 
 from .framework_support import (
     INVALID_SELECTOR,

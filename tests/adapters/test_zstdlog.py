@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import zstandard
 
-from tickler.adapters.cli.zstdlog import (
+from tickler.adapters.cli._zstdlog import (
     ZstdLogError,
     ZstdTooLarge,
     frame_ends,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tickler.core import Occurrence
-from tickler.shell.host import FollowUp
-from tickler.shell.records import encode_delivered, encode_followup
+from tickler.shell._host import FollowUp
+from tickler.shell._records import encode_delivered, encode_followup
 
 TICKLER = [sys.executable, "-m", "tickler.adapters.cli"]
 T0 = 1_785_931_200_000

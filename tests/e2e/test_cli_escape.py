@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.cli.visible import json_text, visible
+from tickler.adapters.cli._visible import json_text, visible
 
 TICKLER = [sys.executable, "-m", "tickler.adapters.cli"]
 HOSTILE = (

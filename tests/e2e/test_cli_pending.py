@@ -10,12 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.core import Occurrence
-from tickler.shell.clock import VirtualClock
-from tickler.shell.host import FollowUp
-from tickler.shell.records import encode_followup, encode_followup_failed
-from tickler.shell.reference_host import ReferenceHost, TurnInput
+from tickler.shell._clock import VirtualClock
+from tickler.shell._host import FollowUp
+from tickler.shell._records import encode_followup, encode_followup_failed
+from tickler.shell._reference_host import ReferenceHost, TurnInput
 
 TICKLER = [sys.executable, "-m", "tickler.adapters.cli"]
 T0 = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z

@@ -12,8 +12,8 @@ from pathlib import Path
 TICKLER = [sys.executable, "-m", "tickler.adapters.cli"]
 WRITER = """
 import asyncio, os, sys
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.shell.ports import NewEvent, Snapshot
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.shell._ports import NewEvent, Snapshot
 
 async def main(directory, ending):
     store = JsonlStore(directory)

@@ -42,7 +42,7 @@ def test_demo_with_store_leaves_a_valid_session_log_there(tmp_path: Path) -> Non
 
 
 def test_keep_keeps_the_temporary_store_and_names_it() -> None:
-    from tickler.adapters.cli.demo import demo_store
+    from tickler.adapters.cli._demo import demo_store
 
     with demo_store(None, keep=True) as (directory, note):
         (Path(directory) / "demo.jsonl").write_bytes(b"")
@@ -55,7 +55,7 @@ def test_keep_keeps_the_temporary_store_and_names_it() -> None:
 
 
 def test_without_keep_the_temporary_store_is_removed() -> None:
-    from tickler.adapters.cli.demo import demo_store
+    from tickler.adapters.cli._demo import demo_store
 
     with demo_store(None, keep=False) as (directory, note):
         assert Path(directory).is_dir()

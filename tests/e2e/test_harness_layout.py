@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tickler.adapters.cli.harness import decode_segment, encode_segment, project_dir
+from tickler.adapters.cli._harness import decode_segment, encode_segment, project_dir
 
 GOLDEN = Path(__file__).resolve().parents[2] / "specs" / "vectors" / "harness-layout"
 CASES = [json.loads(line) for line in (GOLDEN / "names.jsonl").read_text().splitlines()]

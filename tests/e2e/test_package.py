@@ -57,7 +57,7 @@ def test_every_install_line_names_the_distribution() -> None:
 
 
 def test_a_missing_extra_names_the_distribution() -> None:
-    from tickler.adapters.tools import missing_extra
+    from tickler.adapters._extras import missing_extra
 
     message = str(missing_extra("LangChain", "langchain"))
     assert message == (
@@ -87,21 +87,33 @@ def test_importing_tickler_loads_no_framework() -> None:
 
 # Each public name and the module that defines it.
 HOMES = {
-    "ScheduleRuntime": "tickler.shell.runtime",
-    "SystemClock": "tickler.shell.clock",
-    "ReferenceHost": "tickler.shell.reference_host",
-    "TurnInput": "tickler.shell.reference_host",
-    "JsonlStore": "tickler.adapters.stores.jsonl",
-    "SqliteStore": "tickler.adapters.stores.sqlite",
-    "MemoryStore": "tickler.adapters.stores.memory",
-    "DeliverCommand": "tickler.adapters.delivery",
-    "DeliverUrl": "tickler.adapters.delivery",
+    "ScheduleRuntime": "tickler.shell",
+    "SystemClock": "tickler.shell",
+    "ReferenceHost": "tickler.shell",
+    "TurnInput": "tickler.shell",
+    "open_session": "tickler.shell",
+    "Session": "tickler.shell",
+    "Reminder": "tickler.shell",
+    "ScheduleError": "tickler.shell",
+    "JsonlStore": "tickler.adapters.stores",
+    "SqliteStore": "tickler.adapters.stores",
+    "MemoryStore": "tickler.adapters.stores",
+    "DeliverCommand": "tickler.adapters",
+    "DeliverUrl": "tickler.adapters",
     "pydantic_ai_host": "tickler.adapters.pydantic_ai",
     "schedule_toolset": "tickler.adapters.pydantic_ai",
     "openai_agents_host": "tickler.adapters.openai_agents",
     "openai_agents_tools": "tickler.adapters.openai_agents",
     "langchain_tools": "tickler.adapters.langchain",
 }
+PACKAGES = (
+    "tickler",
+    "tickler.core",
+    "tickler.shell",
+    "tickler.adapters",
+    "tickler.adapters.stores",
+    "tickler.adapters.cli",
+)
 
 
 @pytest.mark.parametrize("name", sorted(HOMES))
@@ -133,3 +145,27 @@ def test_type_checkers_see_the_same_names() -> None:
     assert checked == homes
     assert set(homes) == set(tickler.__all__) - {"__version__"}
     assert {name: homes[name] for name in HOMES} == HOMES
+
+
+def test_dir_of_tickler_shows_only_its_public_names() -> None:
+    assert dir(tickler) == sorted(tickler.__all__)
+    for helper in ("Any", "Final", "importlib", "TYPE_CHECKING", "annotations", "version"):
+        assert helper not in dir(tickler)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_each_package_names_its_public_api(package: str) -> None:
+    """Every package lists its public names in ``__all__``; each resolves,
+    none is private, and the modules behind them are private (``_name``)."""
+    module = importlib.import_module(package)
+    names = module.__all__
+    assert names == sorted(set(names), key=names.index)
+    for name in names:
+        assert not name.startswith("_") or name == "__version__", name
+        assert getattr(module, name) is not None, name
+    folder = ROOT / package.removeprefix("tickler").strip(".").replace(".", "/")
+    public_modules = {"__init__.py", "__main__.py", "pydantic_ai.py", "openai_agents.py",
+                      "langchain.py", "ruff.toml"}  # fmt: skip
+    for path in folder.iterdir():
+        if path.is_file() and path.suffix == ".py" and path.name not in public_modules:
+            assert path.name.startswith("_"), f"{path} is not public: name it _{path.name}"

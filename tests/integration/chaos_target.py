@@ -12,7 +12,7 @@ import os
 
 import psycopg
 
-from tickler.shell.host import FollowUp
+from tickler.shell._host import FollowUp
 
 # One connection per worker process (one event loop), used one statement at a time.
 _state: dict[str, object] = {}

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.memory import MemoryStore
-from tickler.adapters.stores.sqlite import SqliteStore
-from tickler.shell.ports import NewEvent, SessionStore
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._memory import MemoryStore
+from tickler.adapters.stores._sqlite import SqliteStore
+from tickler.shell._ports import NewEvent, SessionStore
 
 from .pgsupport import FIGURES
 

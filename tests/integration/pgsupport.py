@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import psycopg
 import pytest
 
-from tickler.adapters.stores.postgres import PostgresStore
-from tickler.adapters.stores.postgres_schema import migrate
+from tickler.adapters.stores._postgres import PostgresStore
+from tickler.adapters.stores._postgres_schema import migrate
 
 DSN = os.environ.get("TICKLER_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")
 _COUNTER = itertools.count()

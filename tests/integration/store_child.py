@@ -30,9 +30,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.sqlite import SqliteStore
-from tickler.shell.ports import NewEvent, SessionLocked, SessionStore
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._sqlite import SqliteStore
+from tickler.shell._ports import NewEvent, SessionLocked, SessionStore
 
 SESSIONS = ("alpha", "beta", "gamma")
 
@@ -50,7 +50,7 @@ async def sqlite_store(location: str) -> SessionStore:
 
 async def postgres_store(location: str) -> SessionStore:
     """``SCHEMA:DSN`` (a schema name has no colon; the DSN may)."""
-    from tickler.adapters.stores.postgres import PostgresStore  # psycopg is an extra
+    from tickler.adapters.stores._postgres import PostgresStore  # psycopg is an extra
 
     schema, _, dsn = location.partition(":")
     return PostgresStore(dsn, schema=schema)
@@ -104,8 +104,8 @@ async def die_after(kind: str, location: str, session: str, batches: int) -> Non
 
 
 async def die_idle(location: str, idle: str, busy: str) -> None:
-    from tickler.adapters.stores.lengthfile import read_length
-    from tickler.adapters.stores.wal import read_records
+    from tickler.adapters.stores._lengthfile import read_length
+    from tickler.adapters.stores._wal import read_records
 
     store = await open_store("jsonl", location)
     idle_log = await store.open(idle, created_at=1)

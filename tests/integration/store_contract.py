@@ -50,7 +50,7 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from tickler.shell.ports import (
+from tickler.shell._ports import (
     InvalidSessionId,
     NewEvent,
     SessionLocked,

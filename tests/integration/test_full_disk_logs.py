@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores import files
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.shell.clock import VirtualClock
-from tickler.shell.host import FollowUp, IdleClaim, ReleaseOnce
-from tickler.shell.ports import NewEvent
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.adapters.stores import _files as files
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.shell._clock import VirtualClock
+from tickler.shell._host import FollowUp, IdleClaim, ReleaseOnce
+from tickler.shell._ports import NewEvent
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 T0 = 1_785_931_200_000
-JOURNAL = "tickler.adapters.stores.journal"  # its writes: to the journal and the session files
+JOURNAL = "tickler.adapters.stores._journal"  # its writes: to the journal and the session files
 MINUTE_MS = 60_000
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from tickler.adapters.stores.lines import header_line
+from tickler.adapters.stores._lines import header_line
 from tickler.core import SessionHeader, parse_session_jsonl
 
 from .conftest import Stores

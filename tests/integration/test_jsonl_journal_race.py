@@ -22,10 +22,10 @@ from typing import Final
 
 import pytest
 
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.locks import try_lock
-from tickler.adapters.stores.wal import MAGIC, read_records
-from tickler.shell.ports import StoreError
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._locks import try_lock
+from tickler.adapters.stores._wal import MAGIC, read_records
+from tickler.shell._ports import StoreError
 
 from .conftest import new_events
 

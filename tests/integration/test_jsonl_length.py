@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.lengthfile import read_length, write_length
-from tickler.shell.ports import StoreError
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._lengthfile import read_length, write_length
+from tickler.shell._ports import StoreError
 
 from .conftest import FlakyFsync, new_events
 from .test_jsonl_store import journals

@@ -13,13 +13,13 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tickler.adapters.stores.files import CorruptStore
-from tickler.adapters.stores.jsonl import JsonlLog, JsonlStore
-from tickler.adapters.stores.lines import decode_line, encode_batch, header_line
-from tickler.adapters.stores.wal import MAGIC, encode_record, read_records
+from tickler.adapters.stores._files import CorruptStore
+from tickler.adapters.stores._jsonl import JsonlLog, JsonlStore
+from tickler.adapters.stores._lines import decode_line, encode_batch, header_line
+from tickler.adapters.stores._wal import MAGIC, encode_record, read_records
 from tickler.core import SessionHeader, parse_session_jsonl
-from tickler.core.session import SessionFileError, event
-from tickler.shell.ports import NewEvent, Snapshot, StoreError
+from tickler.core._session import SessionFileError, event
+from tickler.shell._ports import NewEvent, Snapshot, StoreError
 
 from .conftest import (
     CHILD,

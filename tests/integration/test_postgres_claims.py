@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from tickler.adapters.stores.postgres import PostgresStore, SessionLost
-from tickler.shell.ports import Snapshot
+from tickler.adapters.stores._postgres import PostgresStore, SessionLost
+from tickler.shell._ports import Snapshot
 
 from .conftest import new_events
 from .pgsupport import PgSchema, pg_schema

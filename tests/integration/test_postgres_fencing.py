@@ -9,8 +9,8 @@ import asyncio
 import psycopg
 import pytest
 
-from tickler.adapters.stores.postgres import PostgresLog, PostgresStore, SessionLost
-from tickler.shell.ports import NewEvent, SessionLocked, Snapshot, StoreError
+from tickler.adapters.stores._postgres import PostgresLog, PostgresStore, SessionLost
+from tickler.shell._ports import NewEvent, SessionLocked, Snapshot, StoreError
 
 from .conftest import new_events
 from .pgsupport import PgSchema, pg_schema

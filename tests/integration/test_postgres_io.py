@@ -10,7 +10,7 @@ import time
 import psycopg
 import pytest
 
-from tickler.shell.ports import StoreError
+from tickler.shell._ports import StoreError
 
 from .conftest import new_events
 from .pgsupport import PgSchema, pg_schema

@@ -11,14 +11,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from tickler.adapters.stores.postgres import PostgresStore
-from tickler.adapters.stores.postgres_schema import (
+from tickler.adapters.stores._postgres import PostgresStore
+from tickler.adapters.stores._postgres_schema import (
     SCHEMA_VERSION,
     SchemaMissing,
     migrate,
     schema_name,
 )
-from tickler.shell.ports import StoreError
+from tickler.shell._ports import StoreError
 
 from .conftest import new_events
 from .pgsupport import DSN, PgSchema, drop_schema, fresh_schema_name, pg_schema

@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tickler.shell.ports import SessionStore
+from tickler.shell._ports import SessionStore
 
 from .pgsupport import PgSchema, pg_schema
 from .store_contract import DurableStoreContract, StoreBackend

@@ -16,13 +16,13 @@ import psycopg
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tickler.adapters.stores.postgres import PostgresLog, PostgresStore
+from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
 from tickler.core import fold, next_target
-from tickler.core.session import event
-from tickler.shell.clock import VirtualClock
-from tickler.shell.host import FollowUp, IdleClaim
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.core._session import event
+from tickler.shell._clock import VirtualClock
+from tickler.shell._host import FollowUp, IdleClaim
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .conftest import new_events
 from .pgsupport import PgSchema, pg_schema

@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import msgspec
 
-from tickler.adapters.worker import Worker
-from tickler.shell.clock import VirtualClock
-from tickler.shell.host import FollowUp
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.adapters._worker import Worker
+from tickler.shell._clock import VirtualClock
+from tickler.shell._host import FollowUp
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture
 from .worker_support import (

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores.locks import hold_named, lock_session
-from tickler.adapters.stores.sqlite import SqliteStore
-from tickler.shell.ports import NewEvent, SessionLocked, Snapshot, StoreError
+from tickler.adapters.stores._locks import hold_named, lock_session
+from tickler.adapters.stores._sqlite import SqliteStore
+from tickler.shell._ports import NewEvent, SessionLocked, Snapshot, StoreError
 
 from .conftest import CHILD, FileSizeLimit, new_events
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tickler.core import parse_session_jsonl
-from tickler.shell.ports import SessionLog
+from tickler.shell._ports import SessionLog
 
 from .conftest import CHILD, DURABLE, make_store, store_path
 

@@ -13,21 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.delivery import DeliverCommand
-from tickler.adapters.stores.files import CorruptStore
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.verify import (
+from tickler.adapters._delivery import DeliverCommand
+from tickler.adapters.stores._files import CorruptStore
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._verify import (
     StoreProblem,
     crash_tail_expected,
     is_store_dir,
     verify_store_dir,
 )
-from tickler.adapters.stores.wal import MAGIC
+from tickler.adapters.stores._wal import MAGIC
 from tickler.core import parse_session_jsonl
-from tickler.shell.clock import VirtualClock
-from tickler.shell.ports import Snapshot, StoreError
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.shell._clock import VirtualClock
+from tickler.shell._ports import Snapshot, StoreError
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .conftest import CHILD, new_events
 from .test_jsonl_store import die_after, journals, write_session

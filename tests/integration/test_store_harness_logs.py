@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores.files import CorruptStore
-from tickler.adapters.stores.jsonl import JsonlStore
-from tickler.adapters.stores.scan import STRIDE
+from tickler.adapters.stores._files import CorruptStore
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._scan import STRIDE
 from tickler.core import SessionEvent, SessionFileError, parse_session_jsonl
-from tickler.shell.ports import NewEvent, SessionLog, Snapshot, StoreError
+from tickler.shell._ports import NewEvent, SessionLog, Snapshot, StoreError
 
 from .conftest import Stores
 

@@ -10,11 +10,11 @@ import collections
 
 import pytest
 
-from tickler.adapters.stores.postgres import SessionLost
-from tickler.adapters.worker import Worker
-from tickler.shell.host import FollowUp
-from tickler.shell.ports import NewEvent
-from tickler.shell.runtime import ScheduleRuntime
+from tickler.adapters._worker import Worker
+from tickler.adapters.stores._postgres import SessionLost
+from tickler.shell._host import FollowUp
+from tickler.shell._ports import NewEvent
+from tickler.shell._runtime import ScheduleRuntime
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture
 from .worker_support import (

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores.postgres import PostgresLog, PostgresStore
-from tickler.adapters.worker import Worker
-from tickler.shell.ports import SessionLocked, StoreError
-from tickler.shell.runtime import ScheduleRuntime
+from tickler.adapters._worker import Worker
+from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
+from tickler.shell._ports import SessionLocked, StoreError
+from tickler.shell._runtime import ScheduleRuntime
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture
 from .test_worker_cli import worker_env

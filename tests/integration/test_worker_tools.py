@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tickler.adapters.delivery_callable import DeliverCallable
-from tickler.adapters.tools import ToolCaller
-from tickler.adapters.worker import Worker
-from tickler.shell.host import FollowUp
+from tickler.adapters._delivery_callable import DeliverCallable
+from tickler.adapters._tools import ToolCaller
+from tickler.adapters._worker import Worker
+from tickler.shell._host import FollowUp
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture
 from .worker_support import change_kinds, delivered_keys, running, seed, wait_until

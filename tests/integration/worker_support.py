@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from tickler.adapters.delivery import DeliveryHost
-from tickler.adapters.delivery_callable import DeliverCallable, DeliverFunction
-from tickler.adapters.stores.postgres import PostgresLog, PostgresStore
-from tickler.adapters.worker import Worker
-from tickler.shell.host import FollowUp, IdleClaim
-from tickler.shell.records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
-from tickler.shell.runtime import ScheduleRuntime
+from tickler.adapters._delivery import DeliveryHost
+from tickler.adapters._delivery_callable import DeliverCallable, DeliverFunction
+from tickler.adapters._worker import Worker
+from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
+from tickler.shell._host import FollowUp, IdleClaim
+from tickler.shell._records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
+from tickler.shell._runtime import ScheduleRuntime
 
 from .pgsupport import PgSchema
 

@@ -7,7 +7,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from tickler.shell.host import FollowUp
+from tickler.shell._host import FollowUp
 
 
 def _note(line: str) -> None:

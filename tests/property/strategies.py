@@ -34,7 +34,7 @@ from tickler.core import (
     ScheduleRecord,
     SessionEvent,
 )
-from tickler.core.session import event
+from tickler.core._session import event
 
 Json: TypeAlias = Any
 

@@ -31,7 +31,7 @@ from typing import Final
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tickler.core.calendar import (
+from tickler.core._calendar import (
     CalendarRule,
     catch_up,
     count_occurrences,

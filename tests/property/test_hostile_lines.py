@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tickler.adapters.stores.files import CorruptStore
-from tickler.adapters.stores.scan import scan_file
+from tickler.adapters.stores._files import CorruptStore
+from tickler.adapters.stores._scan import scan_file
 from tickler.core import SessionFileError, parse_session_jsonl
 
 HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":1,"seedLength":0}'

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 
 from tickler.core import EMPTY_STATE, CreateChange, fold_changes
-from tickler.core.model import AfterSchedule
-from tickler.core.snapshot import decode_state, encode_state
+from tickler.core._model import AfterSchedule
+from tickler.core._snapshot import decode_state, encode_state
 
 from .strategies import Book, Step, valid_logs
 

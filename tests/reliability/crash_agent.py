@@ -18,13 +18,13 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from tickler.adapters.stores.jsonl import JsonlStore
+from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.core import SessionEvent, SessionHeader
-from tickler.shell.clock import SystemClock
-from tickler.shell.host import FollowUp
-from tickler.shell.ports import NewEvent, SessionLog, Snapshot
-from tickler.shell.reference_host import ReferenceHost, TurnInput
-from tickler.shell.runtime import ScheduleRuntime
+from tickler.shell._clock import SystemClock
+from tickler.shell._host import FollowUp
+from tickler.shell._ports import NewEvent, SessionLog, Snapshot
+from tickler.shell._reference_host import ReferenceHost, TurnInput
+from tickler.shell._runtime import ScheduleRuntime
 
 SESSION = "crash"
 CRASH_POINT = os.environ.get("TICKLER_CRASH_POINT", "")

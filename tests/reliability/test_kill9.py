@@ -19,8 +19,8 @@ from pathlib import Path
 from returns.pipeline import is_successful
 
 from tickler.core import check_log, parse_instant, parse_session_jsonl
-from tickler.shell.records import FOLLOWUP
-from tickler.shell.reference_host import TURN_INPUT
+from tickler.shell._records import FOLLOWUP
+from tickler.shell._reference_host import TURN_INPUT
 
 AGENT = Path(__file__).with_name("crash_agent.py")
 ONE_SHOTS = 24

@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, ParamSpec
 
-from tickler.adapters.stores.memory import MemoryLog
+from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import (
     SCHEDULE_CHANGE,
     SessionEvent,
@@ -35,13 +35,13 @@ from tickler.core import (
     handle,
     parse_instant,
 )
-from tickler.core.session import event
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.host import FollowUp, IdleClaim
-from tickler.shell.ports import NewEvent, Snapshot
-from tickler.shell.records import FOLLOWUP, decode_followup
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.core._session import event
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._host import FollowUp, IdleClaim
+from tickler.shell._ports import NewEvent, Snapshot
+from tickler.shell._records import FOLLOWUP, decode_followup
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 T0: Final = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
 SECOND: Final = 1_000

@@ -4,7 +4,7 @@ act on a terminal (ESC, OSC, CSI, BEL, C1)."""
 
 from __future__ import annotations
 
-from tickler.shell.records import ERROR_TEXT_MAX, error_text
+from tickler.shell._records import ERROR_TEXT_MAX, error_text
 
 
 def test_control_characters_are_shown_as_escapes() -> None:

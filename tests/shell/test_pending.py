@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tickler.core import CorruptScheduleLog, Occurrence
-from tickler.shell.host import FollowUp
-from tickler.shell.pending import PendingDelivery, PendingTurn, pending_work
-from tickler.shell.records import encode_followup, error_text
+from tickler.shell._host import FollowUp
+from tickler.shell._pending import PendingDelivery, PendingTurn, pending_work
+from tickler.shell._records import encode_followup, error_text
 
 from .support import SECOND, T0, append_raw, async_test, new_memory_log, rig
 

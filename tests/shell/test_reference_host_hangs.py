@@ -10,11 +10,11 @@ import asyncio
 import json
 from collections.abc import Callable
 
-from tickler.adapters.stores.memory import MemoryLog
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.reference_host import ReferenceHost, TurnInput
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.adapters.stores._memory import MemoryLog
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._reference_host import ReferenceHost, TurnInput
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .support import SECOND, T0, async_test, new_memory_log
 

@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 import pytest
 
-from tickler.adapters.stores.memory import MemoryLog
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.pending import pending_work
-from tickler.shell.reference_host import ReferenceHost, TurnInput
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.adapters.stores._memory import MemoryLog
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._pending import pending_work
+from tickler.shell._reference_host import ReferenceHost, TurnInput
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .support import SECOND, T0, append_raw, async_test, new_memory_log
 

@@ -9,7 +9,7 @@ clock alone, as an NTP step or a suspend does.
 from __future__ import annotations
 
 from tickler.core import format_instant, parse_instant
-from tickler.shell.clock import settle
+from tickler.shell._clock import settle
 
 from .support import DAY, HOUR, MINUTE, SECOND, T0, async_test, batch_items, rig
 

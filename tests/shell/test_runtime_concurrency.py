@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tickler.core import fold
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.timers import TimerHeap
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._timers import TimerHeap
 
 from .support import MINUTE, SECOND, T0, async_test, rig
 

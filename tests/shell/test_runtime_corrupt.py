@@ -9,11 +9,11 @@ from typing import Any, Final
 
 import pytest
 
-from tickler.adapters.stores.memory import MemoryLog
+from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import SCHEDULE_CHANGE, CorruptScheduleLog, SessionHeader
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .support import (
     MINUTE,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 from tickler.core import format_instant
-from tickler.shell.clock import settle
+from tickler.shell._clock import settle
 
 from .support import (
     MINUTE,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tickler.shell.clock import settle
-from tickler.shell.runtime import DISPOSE_GRACE_S
+from tickler.shell._clock import settle
+from tickler.shell._runtime import DISPOSE_GRACE_S
 
 from .support import MINUTE, SECOND, T0, Gate, Rig, async_test, rig
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tickler.shell.clock import VirtualClock
-from tickler.shell.pending import pending_work
+from tickler.shell._clock import VirtualClock
+from tickler.shell._pending import pending_work
 
 from .support import SECOND, T0, Rig, async_test, new_memory_log, rig
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 
-from tickler.adapters.stores.memory import MemoryLog
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.runtime import DISPOSE_GRACE_S
+from tickler.adapters.stores._memory import MemoryLog
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._runtime import DISPOSE_GRACE_S
 
 from .support import MINUTE, SECOND, T0, Gate, Rig, async_test, rig
 

@@ -14,7 +14,7 @@ import asyncio
 import json
 
 from tickler.core import format_instant
-from tickler.shell.clock import settle
+from tickler.shell._clock import settle
 
 from .support import (
     MINUTE,

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from tickler.adapters.stores.memory import MemoryLog
-from tickler.shell.clock import VirtualClock, settle
-from tickler.shell.host import FollowUp
-from tickler.shell.ports import NewEvent, Snapshot
-from tickler.shell.reference_host import TURN, TURN_INPUT, ReferenceHost, TurnInput
-from tickler.shell.runtime import ScheduleRuntime
-from tickler.shell.timers import TimerHeap
+from tickler.adapters.stores._memory import MemoryLog
+from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._host import FollowUp
+from tickler.shell._ports import NewEvent, Snapshot
+from tickler.shell._reference_host import TURN, TURN_INPUT, ReferenceHost, TurnInput
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
 
 from .support import (
     MINUTE,

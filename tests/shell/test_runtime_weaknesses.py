@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tickler.shell.clock import settle
+from tickler.shell._clock import settle
 
 from .support import MINUTE, SECOND, async_test, has, rig
 

@@ -21,7 +21,7 @@ from tickler.core import (
     render,
     tool_catalog,
 )
-from tickler.core.errors import CORRUPT_LOG, INTERNAL_ERROR
+from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR
 
 PERSISTENCE = (
     "Schedule persistence is uncertain; retry with schedule_list before relying on this result."

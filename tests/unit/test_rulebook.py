@@ -2,7 +2,7 @@
 """Every rule through every path that applies it, with the same verdict.
 
 Each case is one value that breaks exactly one rule of the rulebook
-(:mod:`tickler.core.rules`), or a boundary value that keeps it. A logged
+(:mod:`tickler.core._rules`), or a boundary value that keeps it. A logged
 record or change is run through the exact decoder, the fold (its fast path
 first: the logs are valid JSON of the right types wherever the case allows),
 ``evolve`` on the typed value (built by hand, so no decoder vouched for it)
@@ -37,7 +37,7 @@ from tickler.core import (
     fold_changes,
     parse_tool_call,
 )
-from tickler.core.model import (
+from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
     EverySchedule,
@@ -45,8 +45,8 @@ from tickler.core.model import (
     delete,
     dispatch,
 )
-from tickler.core.rules import Breach, log_reason, tool_error
-from tickler.core.session import event
+from tickler.core._rules import Breach, log_reason, tool_error
+from tickler.core._session import event
 
 T0 = "2026-08-05T12:00:00.000Z"
 T1 = "2026-08-05T12:05:00.000Z"

@@ -26,7 +26,7 @@ from tickler.core import (
     parse_tool_call,
     tool_catalog,
 )
-from tickler.core.model import create
+from tickler.core._model import create
 
 NOW = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
 TEN_CODES = (

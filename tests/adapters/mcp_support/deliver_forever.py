@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tickler.adapters.delivery import DeliverCommand
+from tickler.adapters._delivery import DeliverCommand
 from tickler.core import Occurrence
-from tickler.shell.host import FollowUp
+from tickler.shell._host import FollowUp
 
 SCRIPT = 'sleep 1000 & echo "$$ $!" > "$1.tmp" && mv "$1.tmp" "$1"; wait'
 

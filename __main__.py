@@ -1,0 +1,5 @@
+"""``python -m tickler ARGS`` is ``tickler ARGS``."""
+
+from tickler.adapters.cli import main
+
+main()

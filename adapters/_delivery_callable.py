@@ -1,0 +1,119 @@
+"""A delivery target that is a Python callable, named ``module:function``.
+
+The callable is called as ``function(message, session)`` with the
+:class:`~tickler.shell._host.FollowUp` (``key``, ``text``, ``occurrences``)
+and the session id; it may be ``async def`` or a plain function (run in a
+thread, so it does not hold the event loop). Returning means delivered;
+raising means not delivered (the follow-up stays in the outbox and comes
+again with backoff). Each attempt has a total deadline: an async callable is
+cancelled at it; a plain function's thread cannot be stopped, so it runs on,
+but the attempt counts as failed.
+
+A typical callable resumes the user's agent: it loads the conversation for
+``session`` and runs one turn with ``message.text`` as the user message (with
+the PydanticAI or OpenAI Agents adapter), keeping ``message.key`` so a repeat
+after a crash is dropped.
+
+A callable that declares a third parameter, ``function(message, session,
+tools)``, also gets the session's live runtime (an object with ``call_tool``,
+e.g. for ``schedule_toolset(tools)``), so the resumed turn can create, list
+and delete reminders while the worker holds the session: the hand-over runs
+outside the session's queue, so those calls never wait on the delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from typing import Final, cast
+
+from tickler.adapters._delivery import DeliveryFailed, DeliveryHost, _positive
+from tickler.adapters._tools import ToolCaller
+from tickler.shell._host import FollowUp
+
+DEFAULT_CALLABLE_TIMEOUT_S: Final = 30.0
+CALLABLE_NAME: Final = re.compile(
+    r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*"
+)
+
+DeliverFunction = Callable[..., Awaitable[object] | object]
+"""``function(message, session)`` or ``function(message, session, tools)``."""
+
+
+def _wants_tools(function: DeliverFunction) -> bool:
+    """Whether ``function`` takes a third positional argument."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+
+
+def load_callable(name: str) -> DeliverFunction:
+    """The object ``module:attr.attr`` names; ValueError when it cannot be
+    imported or is not callable (said now, not at the first reminder)."""
+    if CALLABLE_NAME.fullmatch(name) is None:
+        raise ValueError(f"not a module:function name: {name!r}")
+    module_name, _, path = name.partition(":")
+    try:
+        found: object = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ValueError(f"cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
+    for part in path.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"{module_name} has no {path}")
+        found = getattr(found, part)
+    if not callable(found):
+        raise ValueError(f"{name} is not callable")
+    return cast("DeliverFunction", found)
+
+
+class DeliverCallable(DeliveryHost):
+    """Deliver by calling ``function(message, session)``; see the module."""
+
+    def __init__(
+        self,
+        function: DeliverFunction,
+        *,
+        session: str,
+        timeout: float = DEFAULT_CALLABLE_TIMEOUT_S,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(session)
+        self.function = function
+        self.timeout = _positive(timeout)
+        self.name = name or getattr(function, "__qualname__", repr(function))
+        self._async = inspect.iscoroutinefunction(function)
+        self._wants_tools = _wants_tools(function)
+        self.tools: ToolCaller | None = None
+        """The session's live runtime, passed as ``tools`` when set."""
+
+    async def _deliver(self, message: FollowUp) -> None:
+        try:
+            async with asyncio.timeout(self.timeout):
+                args: tuple[object, ...] = (message, self.session)
+                if self._wants_tools:
+                    args = (*args, self.tools)
+                if self._async:
+                    await cast("Awaitable[object]", self.function(*args))
+                else:
+                    await asyncio.to_thread(self.function, *args)
+        except TimeoutError:
+            raise DeliveryFailed(
+                f"{self.name} did not return within {self.timeout:g} s for {message.key}"
+            ) from None
+        except Exception as exc:
+            raise DeliveryFailed(
+                f"{self.name} raised {type(exc).__name__}: {exc} for {message.key}"
+            ) from exc
+
+    async def _send(self, key: str, payload: bytes) -> None:  # pragma: no cover - unused
+        raise AssertionError("DeliverCallable delivers the message itself")

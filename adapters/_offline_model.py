@@ -1,0 +1,168 @@
+"""A small rule-based model, so the demo and ``tickler chat`` work offline.
+
+It understands a few phrasings and calls the real tools through the
+runtime, exactly as an LLM would:
+
+* "remind me in 10 seconds to stretch" (seconds/minutes/hours)
+* "remind me at 09:00 Europe/Berlin to call Anna" (optionally "on 2026-12-24",
+  optionally with seconds "09:00:30"; no zone means UTC)
+* "every 5 minutes drink water" (at least 5 minutes: the floor is 300 s)
+* "list", "delete schedule-2"
+
+A reminder turn is answered by presenting its prompt(s) to the user.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from tickler.shell._reference_host import TurnInput
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
+Now = Callable[[], int]
+
+_UNITS: Final = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60}
+_UNITS.update({"h": 3600, "hour": 3600, "hr": 3600, "d": 86400, "day": 86400})
+_AFTER: Final = re.compile(
+    r"remind me in (\d+)\s*([a-z]+?)s?\b\s*(?:to |about |that )?(.+)", re.IGNORECASE
+)
+_AT: Final = re.compile(
+    r"remind me at (\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s+([A-Za-z_]+(?:/[A-Za-z_+\-0-9]+)+|UTC))?"
+    r"(?:\s+on (\d{4}-\d{2}-\d{2}))?\s*(?:to |about |that )?(.+)",
+    re.IGNORECASE,
+)
+_EVERY: Final = re.compile(
+    r"(?:remind me )?every (\d+)\s*([a-z]+?)s?\b\s*(?:to |about |that )?(.+)", re.IGNORECASE
+)
+_DELETE: Final = re.compile(r"(?:delete|cancel|remove)\s+(\S+)", re.IGNORECASE)
+_HELP: Final = (
+    'I can set reminders: "remind me in 10 seconds to stretch", '
+    '"remind me at 09:00 Europe/Berlin to call Anna", "every 5 minutes drink water", '
+    '"list", "delete schedule-1".'
+)
+
+
+class OfflineModel:
+    """``Model`` for the reference host: rules instead of an LLM."""
+
+    def __init__(
+        self,
+        call_tool: CallTool,
+        now_ms: Now,
+        *,
+        on_tool: Callable[[str, dict[str, Any], str], None] | None = None,
+    ) -> None:
+        self._call_tool = call_tool
+        self._now_ms = now_ms
+        self._on_tool = on_tool
+
+    async def __call__(self, turn: TurnInput) -> str:
+        if turn.source == "reminder":
+            return present_reminder(turn.text)
+        return await self._respond(turn.text.strip())
+
+    async def _tool(self, name: str, args: dict[str, Any]) -> dict[str, Any] | list[Any]:
+        output = await self._call_tool(name, args)
+        if self._on_tool is not None:
+            self._on_tool(name, args, output)
+        parsed: dict[str, Any] | list[Any] = json.loads(output)
+        return parsed
+
+    async def _respond(self, text: str) -> str:
+        if m := _AT.fullmatch(text):
+            return await self._create_at(m)
+        if m := _AFTER.fullmatch(text):
+            seconds = _seconds(m.group(1), m.group(2))
+            if seconds is None:
+                return _HELP
+            return _created(
+                await self._tool(
+                    "schedule_create", {"prompt": m.group(3), "after_seconds": seconds}
+                )
+            )
+        if m := _EVERY.fullmatch(text):
+            seconds = _seconds(m.group(1), m.group(2))
+            if seconds is None:
+                return _HELP
+            return _created(
+                await self._tool(
+                    "schedule_create", {"prompt": m.group(3), "every_seconds": seconds}
+                )
+            )
+        if text.lower() in {"list", "list reminders", "what are my reminders?", "reminders"}:
+            return _listed(await self._tool("schedule_list", {}))
+        if m := _DELETE.fullmatch(text):
+            return _deleted(await self._tool("schedule_delete", {"id": m.group(1)}))
+        return _HELP
+
+    async def _create_at(self, m: re.Match[str]) -> str:
+        zone_name = m.group(4) or "UTC"
+        hour, minute, second = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+        date = m.group(5) or _next_date(self._now_ms(), zone_name, hour, minute, second)
+        at = {"date": date, "time": f"{hour:02d}:{minute:02d}:{second:02d}", "time_zone": zone_name}
+        return _created(await self._tool("schedule_create", {"prompt": m.group(6), "at": at}))
+
+
+def _seconds(amount: str, unit: str) -> int | None:
+    factor = _UNITS.get(unit.lower())
+    return None if factor is None else int(amount) * factor
+
+
+def _next_date(now_ms: int, zone_name: str, hour: int, minute: int, second: int) -> str:
+    """Today in the zone, or tomorrow when that time has passed."""
+    try:
+        zone = ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo("UTC")  # the tool will reject the name itself
+    local = datetime.fromtimestamp(now_ms / 1000, UTC).astimezone(zone)
+    wanted = local.replace(hour=hour % 24, minute=minute % 60, second=second % 60, microsecond=0)
+    if wanted <= local:
+        wanted += timedelta(days=1)
+    return wanted.date().isoformat()
+
+
+def _created(value: dict[str, Any] | list[Any]) -> str:
+    if isinstance(value, dict) and "id" in value:
+        what = f"{value['id']} ({value['kind']})"
+        return f"OK: {what} fires at {value['scheduledAt']}: {value['prompt']}"
+    return f"Sorry, that did not work: {_message(value)}"
+
+
+def _listed(value: dict[str, Any] | list[Any]) -> str:
+    if not isinstance(value, list):
+        return f"Sorry, I could not list reminders: {_message(value)}"
+    if not value:
+        return "You have no active reminders."
+    lines = [
+        f"- {v['id']} ({v['kind']}, {v['state']}) at {v['scheduledAt']}: {v['prompt']}"
+        for v in value
+    ]
+    return "Your reminders:\n" + "\n".join(lines)
+
+
+def _deleted(value: dict[str, Any] | list[Any]) -> str:
+    if isinstance(value, dict) and value.get("deleted") is True:
+        return f"Deleted {value['id']}."
+    if isinstance(value, dict) and value.get("deleted") is False:
+        return f"There is no active reminder {value['id']}."
+    return f"Sorry, that did not work: {_message(value)}"
+
+
+def _message(value: dict[str, Any] | list[Any]) -> str:
+    return str(value.get("message", value)) if isinstance(value, dict) else str(value)
+
+
+def present_reminder(text: str) -> str:
+    """The prompt(s) of a reminder turn's framing, for the user."""
+    for line in text.splitlines():
+        if line.startswith("reminder_prompt_json: "):
+            return f"Reminder: {json.loads(line.split(': ', 1)[1])}"
+        if line.startswith("reminders_json: "):
+            items = json.loads(line.split(": ", 1)[1])
+            return "Reminders: " + "; ".join(str(i["reminder_prompt"]) for i in items)
+    return "Reminder."

@@ -1,0 +1,341 @@
+"""``tickler worker``: deliver the reminders of sessions no process holds.
+
+Any number of workers, on any number of machines, share one PostgreSQL
+schema. Each loops:
+
+1. lease up to ``concurrency`` due sessions (``FOR UPDATE SKIP LOCKED``, so
+   workers get disjoint sessions; a session open in a live process is
+   leased by it and never taken);
+2. for each, in a task: load it (snapshot + tail), run the same
+   :class:`~tickler.shell._runtime.ScheduleRuntime` a live process runs until
+   nothing is due (dispatch changes and follow-up appended and committed
+   before the target hears of it; the hand-over outside the session's
+   queue, with a total deadline per attempt), save a snapshot now and then,
+   write the wake index and end the lease;
+3. sleep until the earliest wake of a free session, a ``NOTIFY`` that one
+   moved earlier, a free slot, or the poll interval (the fallback when
+   notifications are lost), whichever comes first.
+
+A target that fails is tried again with backoff (1, 2, 4 ... 60 s, kept in
+the session row), never lost. A session that cannot be read (a bad stored
+row, a corrupt schedule log) is reported in one log line naming it, taken
+out of the wake index and let go; the rest of its batch is served. SIGTERM
+(or SIGINT) stops claiming and lets the deliveries in flight finish, for at
+most ``grace_s``; then, or at a second signal, they are cut and their
+follow-ups stay in the outbox. A worker killed outright leaves its leases to
+expire; then another worker takes the sessions over, and a follow-up
+committed but not yet marked delivered is handed over again with the same
+key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import psycopg
+
+from tickler.adapters._delivery import (
+    DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_URL_TIMEOUT_S,
+    DeliverCommand,
+    DeliverUrl,
+    DeliveryHost,
+)
+from tickler.adapters._delivery_callable import (
+    CALLABLE_NAME,
+    DEFAULT_CALLABLE_TIMEOUT_S,
+    DeliverCallable,
+    load_callable,
+)
+from tickler.adapters.stores._postgres import (
+    SET_ASIDE,
+    CorruptSession,
+    PostgresLog,
+    PostgresStore,
+)
+from tickler.shell._clock import Clock, SystemClock
+from tickler.shell._ports import StoreError
+from tickler.shell._runtime import LEASE_MARGIN_S, ScheduleRuntime
+from tickler.shell._timers import TimerHeap
+
+logger = logging.getLogger("tickler.worker")
+
+DEFAULT_CONCURRENCY: Final = 16
+DEFAULT_POLL_S: Final = 1.0
+SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
+RETRY_MOST_MS: Final = 60_000
+
+HostFactory = Callable[[str], DeliveryHost]
+
+
+def target_timeout(target: str, timeout: float | None = None) -> float:
+    """The total deadline of one attempt for ``--deliver TARGET``: ``timeout``
+    or the default of the target's kind."""
+    if timeout is not None:
+        return timeout
+    if target.startswith(("http://", "https://")):
+        return DEFAULT_URL_TIMEOUT_S
+    if CALLABLE_NAME.fullmatch(target):
+        return DEFAULT_CALLABLE_TIMEOUT_S
+    return DEFAULT_COMMAND_TIMEOUT_S
+
+
+def shortest_lease_s(timeout: float) -> float:
+    """The shortest lease under which attempts of ``timeout`` seconds can be
+    made: a lease is renewed every third of it, so only two thirds of it are
+    sure to be left when an attempt starts, and the runtime wants the
+    deadline plus :data:`~tickler.shell._runtime.LEASE_MARGIN_S` left (see
+    :class:`~tickler.shell._ports.LeasedLog`). With a shorter lease no
+    attempt is ever made."""
+    return 1.5 * (timeout + LEASE_MARGIN_S)
+
+
+def delivery_target(target: str, *, timeout: float | None = None) -> HostFactory:
+    """The host factory ``--deliver TARGET`` names: an ``http(s)://`` URL
+    (POST), a ``module:function`` callable, or else a command (an argv,
+    split like a shell would, run without one). Checked now: ValueError for
+    a bad URL, a callable that does not import, a command not found."""
+    seconds = target_timeout(target, timeout)
+    if target.startswith(("http://", "https://")):
+        DeliverUrl(target, session="-", timeout=seconds)
+        return lambda session: DeliverUrl(target, session=session, timeout=seconds)
+    if CALLABLE_NAME.fullmatch(target):
+        function = load_callable(target)
+        DeliverCallable(function, session="-", timeout=seconds)
+        return lambda session: DeliverCallable(
+            function, session=session, timeout=seconds, name=target
+        )
+    DeliverCommand(target, session="-", timeout=seconds)
+    return lambda session: DeliverCommand(target, session=session, timeout=seconds)
+
+
+@dataclass
+class WorkerStats:
+    sessions: int = 0  # sessions leased and run
+    settled: int = 0  # of which everything due was delivered
+    deferred: int = 0  # of which a hand-over failed (tried again later)
+    unreadable: int = 0  # of which the log could not be read (set aside)
+
+
+class Worker:
+    """One worker process's loop; see the module docstring."""
+
+    def __init__(
+        self,
+        store: PostgresStore,
+        deliver: HostFactory,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        poll_s: float = DEFAULT_POLL_S,
+        clock: Clock | None = None,
+        grace_s: float | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if not poll_s > 0:
+            raise ValueError("the poll interval must be positive")
+        self.store = store
+        self.stats = WorkerStats()
+        self._deliver = deliver
+        self._concurrency = concurrency
+        self._poll_s = poll_s
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._grace_s = grace_s
+        self._timers = TimerHeap(self._clock)
+        self._active: set[asyncio.Task[None]] = set()
+        self._look = asyncio.Event()  # look for due sessions now
+        self._backlog = False  # the last claim was full: more is probably due
+        self._refill = max(1, concurrency // 2)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver until ``stop`` is set; then finish (see ``grace_s``).
+        Raises :class:`~tickler.shell._ports.StoreError` at once when the
+        store cannot be used at the start (no schema, no database)."""
+        # Fail now, not once per poll, when the schema is missing or the
+        # database cannot be reached at all.
+        await self.store.next_due()
+        logger.info(
+            "worker %s: schema %s, concurrency %d",
+            self.store.owner,
+            self.store.schema,
+            self._concurrency,
+        )
+        listener = asyncio.get_running_loop().create_task(self._listen())
+        stopping = asyncio.get_running_loop().create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                self._look.clear()  # before the claim: a NOTIFY during it counts
+                timeout = await self._claim_round()
+                if timeout > 0 and not self._look.is_set():
+                    looking = asyncio.ensure_future(self._look.wait())
+                    await asyncio.wait(
+                        [looking, stopping], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    looking.cancel()
+        finally:
+            stopping.cancel()
+            listener.cancel()
+            await asyncio.gather(listener, stopping, return_exceptions=True)
+            await self._finish()
+
+    async def _claim_round(self) -> float:
+        """Lease and start what is due; the seconds to sleep after."""
+        free = self._concurrency - len(self._active)
+        if free <= 0 or (self._backlog and free < self._refill):
+            # A backlog is claimed in batches, not one query per finished
+            # session: a finishing session wakes us when enough are free.
+            return self._poll_s
+        now = self._clock.now_ms()
+        try:
+            logs = await self.store.claim_due(free, now)
+            for log in logs:
+                task = asyncio.get_running_loop().create_task(self._run_session(log))
+                self._active.add(task)
+                task.add_done_callback(self._session_done)
+            self._backlog = len(logs) == free
+            if self._backlog:
+                return self._poll_s  # full: a finishing session wakes us
+            due = await self.store.next_due()
+        except StoreError as exc:
+            logger.warning("worker: %s; trying again in %g s", exc, self._poll_s)
+            return self._poll_s
+        if due is None:
+            return self._poll_s
+        return min(self._poll_s, max(0.0, (due - self._clock.now_ms()) / 1000))
+
+    def _session_done(self, task: asyncio.Task[None]) -> None:
+        self._active.discard(task)
+        self._look.set()
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("worker: a session run failed", exc_info=task.exception())
+
+    async def _run_session(self, log: PostgresLog) -> None:
+        self.stats.sessions += 1
+        host = self._deliver(log.header.id)
+        # The runtime hands a follow-up over only while the lease outlasts
+        # the target's deadline (as in a live process on PostgreSQL), so a
+        # worker that stalled past its lease never delivers beside the one
+        # that took the session over.
+        runtime = ScheduleRuntime(log, host, self._clock, timers=self._timers)
+        if isinstance(host, DeliverCallable):
+            host.tools = runtime  # the resumed turn's schedule tools
+        try:
+            await runtime.start()
+            settled = await runtime.settle()
+        except CorruptSession as exc:  # found while reading the log
+            self.stats.unreadable += 1
+            logger.error("worker: %s; %s", exc, SET_ASIDE)
+            log.set_next_wake(None)
+            await self._end(runtime, host, log)
+            return
+        except Exception:
+            log.defer(self._clock.now_ms() + RETRY_MOST_MS)  # no hot loop on a broken session
+            await self._end(runtime, host, log)
+            raise
+        try:
+            if settled:
+                self.stats.settled += 1
+                log.delivered_all()
+            elif runtime.fault is None:
+                self.stats.deferred += 1
+                delay = min(RETRY_MOST_MS, 1000 * 2 ** min(log.failures, 16))
+                log.defer(self._clock.now_ms() + delay)
+            else:  # reported by the runtime; its wake index is cleared
+                self.stats.unreadable += 1
+            snapshot = log.load_snapshot()
+            if runtime.fault is None and log.length - (snapshot.through if snapshot else 0) >= (
+                SNAPSHOT_EVERY
+            ):
+                await runtime.save_snapshot()
+        finally:
+            await self._end(runtime, host, log)
+
+    async def _end(self, runtime: ScheduleRuntime, host: DeliveryHost, log: PostgresLog) -> None:
+        await runtime.dispose()
+        await host.aclose()
+        try:
+            await log.close()  # commits the wake index and ends the lease
+        except StoreError as exc:  # its lease expires; another worker takes it
+            logger.warning("worker: session %s: %s", log.header.id, exc)
+
+    async def _listen(self) -> None:
+        """LISTEN for nearer wakes; reconnect with backoff when it breaks
+        (meanwhile the poll interval bounds how late a wake is seen)."""
+        delay = 0.5
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.store.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(f'LISTEN "{self.store.channel}"')
+                    delay = 0.5
+                    self._look.set()  # something may have been missed meanwhile
+                    async for _ in conn.notifies():
+                        self._look.set()
+            except psycopg.Error as exc:
+                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+    async def _finish(self) -> None:
+        """Let the sessions in flight end, for at most ``grace_s``; cut the
+        rest (their follow-ups stay in the outbox)."""
+        if self._active:
+            logger.info("worker: finishing %d session(s) in flight", len(self._active))
+            _, late = await asyncio.wait(set(self._active), timeout=self._grace_s)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        await self._timers.close()
+
+
+async def run_worker(
+    store: PostgresStore,
+    deliver: HostFactory,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    poll_s: float = DEFAULT_POLL_S,
+    grace_s: float | None = None,
+    signalled_early: Callable[[], bool] | None = None,
+) -> WorkerStats:
+    """Run a worker until SIGTERM or SIGINT (a second one cuts the grace
+    period short); closes ``store`` at the end. ``signalled_early`` tells
+    whether such a signal came while the process was starting (the CLI
+    catches them from its first moment), so it stops at once."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    worker = Worker(store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace_s)
+    main = asyncio.current_task()
+
+    def on_signal() -> None:
+        if stop.is_set() and main is not None:
+            logger.info("worker: second signal: cutting the deliveries in flight")
+            for task in list(worker._active):
+                task.cancel()
+            return
+        logger.info("worker: stopping (deliveries in flight finish first)")
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal)
+    if signalled_early is not None and signalled_early():
+        stop.set()
+    try:
+        await worker.run(stop)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+        await store.close()
+    logger.info(
+        "worker %s stopped: %d session(s) run, %d deferred",
+        store.owner,
+        worker.stats.sessions,
+        worker.stats.deferred,
+    )
+    return worker.stats

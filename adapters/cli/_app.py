@@ -1,0 +1,188 @@
+"""The click application: ``tickler check|inspect|demo|chat|mcp``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import click
+
+from tickler.adapters.cli._check import examine_paths, exit_code
+from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._inspect_run import inspect_paths
+from tickler.adapters.cli._options import log_level_option
+from tickler.adapters.cli._output import print_json
+from tickler.core._zones import resolve_zone
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tickler-agents")
+def cli() -> None:
+    """tickler: durable, exactly-once reminders for LLM agents."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def check(paths: tuple[str, ...], as_json: bool) -> int:
+    """Check session files against the schedule log's invariants.
+
+    A PATH is a session file (JSONL, or zstd frames when it ends in .zstd)
+    or a directory: a tickler store, or a harness root walked for
+    <project>/<session>/session.jsonl[.zstd]. Every file is reported on its
+    own. Exit 1 when any log is corrupt (file, line and reason are printed),
+    else 2 when an input cannot be read, else 0.
+    """
+    verdicts = [found.verdict for found in examine_paths(paths)]
+    if as_json:
+        print_json({"files": [v.as_json() for v in verdicts]})
+    else:
+        for verdict in verdicts:
+            err = verdict.status != 0
+            click.echo(("tickler: " if err else "") + verdict.as_text(), err=err)
+    return exit_code(verdicts)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--tz", "tz_name", default="UTC", show_default=True, help="Zone to show targets in.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def inspect(path: str, tz_name: str, as_json: bool) -> int:
+    """Show a session's active reminders, next wake and delivery history.
+
+    PATH is a session file or a directory (a tickler store or a harness
+    root): then every session in it is shown. Exit codes as for check.
+    """
+    zone = resolve_zone(tz_name)
+    if zone is None:
+        raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
+    now_ms = time.time_ns() // 1_000_000
+    return inspect_paths(path, now_ms, ZoneInfo(zone.key or "UTC"), as_json=as_json)
+
+
+@cli.command()
+@click.option(
+    "--json", "as_json", is_flag=True, help="Tell the story on stderr; print the outcome as JSON."
+)
+@click.option(
+    "--store",
+    "store_dir",
+    default=None,
+    metavar="DIR",
+    help="Run in DIR (created if missing) and keep the session log there.",
+)
+@click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
+def demo(as_json: bool, store_dir: str | None, keep: bool) -> int:
+    """Run the main job offline: reminders created by a model, delivered as
+    turns, across a kill -9 and a restart, then inspected."""
+    from tickler.adapters.cli._demo import run_demo
+
+    if keep and store_dir is not None:
+        raise CliError("--keep is for the temporary store; --store DIR is always kept")
+    return run_demo(as_json, store_dir, keep)
+
+
+@cli.command("_demo-agent", hidden=True)
+@click.argument("store_dir")
+@click.argument("phase", type=click.Choice(["first", "second"]))
+@click.argument("messages", nargs=-1)
+def demo_agent(store_dir: str, phase: str, messages: tuple[str, ...]) -> None:
+    """One agent process of the demo (internal)."""
+    from tickler.adapters.cli._demo import run_agent
+
+    run_agent(store_dir, phase, list(messages))
+
+
+@cli.command()
+@click.option("--store", "store_dir", default=None, help="Session directory (JSONL store).")
+@click.option("--session", "session_id", default="chat", show_default=True)
+@click.option(
+    "--model",
+    "model_name",
+    default=None,
+    envvar="TICKLER_MODEL",
+    help="A PydanticAI model name (env TICKLER_MODEL); offline rules when unset.",
+)
+def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None:
+    """Chat in the terminal; reminders arrive as turns while you chat."""
+    import asyncio
+
+    from tickler.adapters.cli._chat import chat as run_chat
+    from tickler.adapters.cli._chat import default_store
+
+    directory = Path(store_dir or default_store())
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot use {directory} as the store: {exc.strerror or exc}") from None
+    asyncio.run(run_chat(str(directory), session_id, model_name))
+
+
+@cli.command()
+@click.option(
+    "--store", "store_dir", required=True, metavar="DIR", help="Session directory (JSONL store)."
+)
+@click.option("--session", "session_id", required=True, metavar="ID", help="The session to serve.")
+@click.option(
+    "--deliver-cmd",
+    default=None,
+    metavar="CMD",
+    help="Run CMD with each due follow-up (JSON) on stdin; exit 0 = delivered. No shell: "
+    "CMD is split into words like a POSIX shell would, and its program must exist at start.",
+)
+@click.option(
+    "--deliver-url",
+    default=None,
+    metavar="URL",
+    help="POST each due follow-up (JSON) to URL; 2xx = delivered.",
+)
+@click.option(
+    "--deliver-timeout",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Give up on one delivery attempt after this long (command 30, URL 10).",
+)
+@log_level_option
+def mcp(
+    *,
+    store_dir: str,
+    session_id: str,
+    deliver_cmd: str | None,
+    deliver_url: str | None,
+    deliver_timeout: float | None,
+    log_level: str,
+) -> int:
+    """Serve the three tools over MCP (stdio), and deliver due reminders.
+
+    MCP clients do not start a model turn from a server notification, so a
+    due reminder goes to --deliver-cmd or --deliver-url (exactly one); it is
+    marked delivered in the log only after that succeeds, and retried
+    otherwise. The same command runs as python -m tickler mcp.
+    Exit 0 when the client disconnects, 1 when the server cannot run (the
+    session is served elsewhere), 2 for usage errors.
+    """
+    from tickler.adapters.cli._mcp import serve_command
+
+    try:
+        return serve_command(
+            store_dir,
+            session_id,
+            deliver_cmd,
+            deliver_url,
+            deliver_timeout=deliver_timeout,
+            log_level=log_level.upper(),
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _add_postgres_commands() -> None:
+    from tickler.adapters.cli._postgres import db, worker
+
+    cli.add_command(db)
+    cli.add_command(worker)
+
+
+_add_postgres_commands()

@@ -1,0 +1,70 @@
+"""``tickler chat``: an interactive terminal chat with durable reminders.
+
+With ``TICKLER_MODEL`` set (e.g. ``openai:gpt-4o-mini`` and the provider's
+key) the agent is a real PydanticAI agent with the three tools; without
+it, the offline rule-based model answers. Reminders arrive as turns while
+you chat, and survive quitting: they are in the session's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tickler.adapters._offline_model import OfflineModel
+from tickler.adapters.cli._session import live_session, open_store
+from tickler.shell._reference_host import Model, TurnInput
+from tickler.shell._runtime import ScheduleRuntime
+
+EXIT_WORDS = {"exit", "quit", ":q"}
+
+
+def default_store() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return str(Path(base) / "tickler")
+
+
+def _model_for(model_name: str | None) -> Callable[[ScheduleRuntime], Model]:
+    def build(runtime: ScheduleRuntime) -> Model:
+        if model_name:
+            from tickler.adapters.pydantic_ai import chat_model
+
+            inner = chat_model(model_name, runtime)
+        else:
+            inner = OfflineModel(runtime.call_tool, lambda: time.time_ns() // 1_000_000)
+
+        async def model(turn: TurnInput) -> str:
+            if turn.source == "reminder":
+                print("\n[reminder arrived as a turn]", flush=True)
+            reply = await inner(turn)
+            print(f"assistant> {reply}\nyou> ", end="", flush=True)
+            return reply
+
+        return model
+
+    return build
+
+
+async def chat(store_dir: str, session_id: str, model_name: str | None) -> None:
+    store = open_store(store_dir)
+    kind = (
+        f"model {model_name}" if model_name else "the offline model (set TICKLER_MODEL for an LLM)"
+    )
+    print(f"tickler chat: session {session_id!r} in {store_dir}, {kind}.")
+    print('Try "remind me in 10 seconds to stretch". Type exit to leave.')
+    async with live_session(store, session_id, _model_for(model_name)) as live:
+        print("you> ", end="", flush=True)
+        while True:
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line or line.strip().lower() in EXIT_WORDS:
+                break
+            if line.strip():
+                await live.host.send(line.strip())
+            else:
+                print("you> ", end="", flush=True)
+    await store.close()
+    print("\nbye: your reminders are kept in the session log.")

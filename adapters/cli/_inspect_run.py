@@ -1,0 +1,65 @@
+"""``tickler inspect PATH``: a report per session file, for a file or a
+directory (a tickler store, a harness root); problems one line each on
+stderr, exit codes as for ``check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import click
+from rich.text import Text
+
+from tickler.adapters.cli._check import CORRUPT, Examined, FileVerdict, examine_paths, exit_code
+from tickler.adapters.cli._inspect import Report, inspect_session
+from tickler.adapters.cli._output import console, print_json, print_report
+from tickler.core import CorruptScheduleLog
+
+
+def _report(found: Examined, now_ms: int, zone: ZoneInfo) -> tuple[FileVerdict, Report | None]:
+    """The file's report, when its events can be shown (a valid log, or one
+    whose only fault is a torn tail: its complete lines are shown)."""
+    verdict, parsed = found.verdict, found.parsed
+    if parsed is None:
+        return verdict, None
+    try:
+        return verdict, inspect_session(parsed, now_ms, zone)
+    except CorruptScheduleLog as exc:  # a malformed runtime record: file:line, like check
+        line = None if exc.index is None else parsed.lines[exc.index]
+        corrupt = FileVerdict(verdict.path, CORRUPT, line, exc.reason, session=verdict.session)
+        return corrupt, None
+    except Exception as exc:  # noqa: BLE001 - this file's problem only
+        reason = f"cannot be shown: {type(exc).__name__}: {exc}"
+        return FileVerdict(verdict.path, CORRUPT, reason=reason, session=verdict.session), None
+
+
+def inspect_paths(path: str, now_ms: int, zone: ZoneInfo, *, as_json: bool) -> int:
+    results = [_report(found, now_ms, zone) for found in examine_paths([path])]
+    verdicts = [verdict for verdict, _ in results]
+    single = not Path(path).is_dir()
+    if as_json:
+        if single:
+            reports = [report for _, report in results if report is not None]
+            if reports:
+                print_json(reports[0].as_json())
+        else:
+            print_json({"sessions": [_entry(verdict, report) for verdict, report in results]})
+    else:
+        out = console()
+        for verdict, report in results:
+            if report is None:
+                continue
+            if not single:
+                out.print(Text(f"\n{verdict.label}", style="bold"))
+            print_report(report, out)
+    for verdict, _ in results:
+        if verdict.status != 0 or verdict.torn_tail:
+            click.echo(f"tickler: {verdict.as_text()}", err=True)
+    return exit_code(verdicts)
+
+
+def _entry(verdict: FileVerdict, report: Report | None) -> dict[str, object]:
+    entry = verdict.as_json()
+    if report is not None:
+        entry["report"] = report.as_json()
+    return entry

@@ -1,0 +1,106 @@
+"""``tickler mcp``: serve one session of a JSONL store over stdio (the
+library part is :mod:`tickler.adapters._mcp_server`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from tickler.adapters._delivery import (
+    DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_URL_TIMEOUT_S,
+    DeliverCommand,
+    DeliverUrl,
+)
+from tickler.adapters._mcp_server import HostFactory, require_mcp, serve_corrupt, serve_stdio
+from tickler.adapters.cli._options import LOG_FORMAT
+from tickler.adapters.stores._files import CorruptStore
+from tickler.shell._ports import StoreError, validate_session_id
+
+logger = logging.getLogger("tickler.mcp")
+
+
+def delivery_target(
+    deliver_cmd: str | None, deliver_url: str | None, *, timeout: float | None = None
+) -> HostFactory:
+    """The host factory for exactly one of a command or a URL (raises
+    ``ValueError`` otherwise, or for an empty or missing command, or a
+    non-http URL: both are checked now, not at the first delivery)."""
+    if (deliver_cmd is None) == (deliver_url is None):
+        raise ValueError("give exactly one delivery target: --deliver-cmd or --deliver-url")
+    if deliver_cmd is not None:
+        command_timeout = DEFAULT_COMMAND_TIMEOUT_S if timeout is None else timeout
+        DeliverCommand(deliver_cmd, session="-", timeout=command_timeout)  # checks them now
+        return lambda session: DeliverCommand(deliver_cmd, session=session, timeout=command_timeout)
+    assert deliver_url is not None
+    url_timeout = DEFAULT_URL_TIMEOUT_S if timeout is None else timeout
+    DeliverUrl(deliver_url, session="-", timeout=url_timeout)
+    return lambda session: DeliverUrl(deliver_url, session=session, timeout=url_timeout)
+
+
+def run_mcp(
+    store_dir: str,
+    session_id: str,
+    deliver_cmd: str | None,
+    deliver_url: str | None,
+    *,
+    deliver_timeout: float | None = None,
+) -> None:
+    """Serve one session of the JSONL store in ``store_dir`` over stdio until
+    the client disconnects. Raises ``ValueError`` for bad arguments,
+    ``StoreError`` (``SessionLocked``, ``InvalidSessionId``) from the store,
+    ``ImportError`` without the ``mcp`` extra."""
+    require_mcp()
+    deliver = delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
+    from tickler.adapters.stores._jsonl import JsonlStore
+
+    async def serve() -> None:
+        try:
+            store = JsonlStore(store_dir)
+        except CorruptStore as exc:  # a damaged journal: every session is suspect
+            await serve_corrupt(session_id, exc)
+            return
+        try:
+            await serve_stdio(store, session_id, deliver)
+        finally:
+            await store.close()
+
+    asyncio.run(serve())
+
+
+def serve_command(
+    store_dir: str,
+    session_id: str,
+    deliver_cmd: str | None,
+    deliver_url: str | None,
+    *,
+    deliver_timeout: float | None = None,
+    log_level: str = "INFO",
+) -> int:
+    """What ``tickler mcp`` does: check the options, then serve until the
+    client disconnects. Returns the exit status: 0 after the client
+    disconnected, 1 when the server could not run (the session is locked,
+    the ``mcp`` extra is missing). Raises ``ValueError`` for usage errors
+    (a bad session id, not exactly one target, a delivery program that is
+    not there, a bad URL or timeout) before anything is created."""
+    validate_session_id(session_id)
+    try:
+        delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
+        logging.basicConfig(stream=sys.stderr, level=log_level, format=LOG_FORMAT)
+        run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
+    except (ImportError, StoreError) as exc:
+        logger.error("%s", exc)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tickler mcp ARGS``: exactly ``tickler mcp
+    ARGS`` (the same options, errors and exit statuses: 2 for usage errors,
+    one line on stderr)."""
+    from tickler.adapters.cli._app import cli
+    from tickler.adapters.cli._errors import run
+
+    return run(cli, ["mcp", *(sys.argv[1:] if argv is None else argv)])

@@ -1,0 +1,155 @@
+"""The PostgreSQL store's schema: names, DDL, and the explicit migration.
+
+Everything lives in one PostgreSQL schema (``tickler`` unless chosen), so
+several deployments, or test runs, share a database without meeting:
+
+* ``sessions``: one row per session: its header, the number of committed
+  events (``length``: the next ``seq``), the wake index ``next_due_at``
+  (epoch ms, computed by the core and written in the same transaction as
+  the events), and the writer lease (``lease_owner``, ``lease_token`` - a
+  fencing token bumped by every grant -, ``lease_until`` on the database's
+  clock), and ``failures``, failed worker hand-overs in a row (backoff).
+* ``events``: keyed by ``(session_id, seq)``: a seq is never written twice.
+* ``snapshots``: one checkpoint per session.
+* ``migrations``: the versions applied.
+
+The schema is created by :func:`migrate` (``tickler db migrate``), never as
+a side effect of opening a store: a store over a missing or older schema
+refuses to start and says which command to run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from tickler.adapters._extras import missing_extra
+from tickler.shell._ports import StoreError
+
+try:
+    import psycopg
+except ImportError as exc:
+    raise missing_extra("PostgreSQL", "postgres") from exc
+
+SCHEMA_VERSION: Final = 1
+DEFAULT_SCHEMA: Final = "tickler"
+# PostgreSQL names are at most 63 bytes, and the NOTIFY channel is the
+# schema's name + "_wake": a longer schema would make every notifying commit
+# fail ("channel name too long").
+_WAKE_SUFFIX: Final = "_wake"
+MAX_SCHEMA_LENGTH: Final = 63 - len(_WAKE_SUFFIX)
+_NAME: Final = re.compile(rf"[a-z_][a-z0-9_]{{0,{MAX_SCHEMA_LENGTH - 1}}}")
+# Serialises concurrent migrations of any tickler schema in one database.
+_MIGRATION_LOCK: Final = 0x7469636B6C6572  # "tickler"
+
+
+class SchemaMissing(StoreError):
+    """The database has no (or an older) tickler schema: run the migration."""
+
+
+def schema_name(name: object) -> str:
+    """A schema name that needs no quoting: lower-case letters, digits and
+    ``_``, not starting with a digit, at most 58 characters (its NOTIFY
+    channel, ``<schema>_wake``, must fit PostgreSQL's 63)."""
+    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+        raise ValueError(
+            f"invalid schema name {name!r}: use 1-{MAX_SCHEMA_LENGTH} of a-z 0-9 _,"
+            " not starting with a digit"
+        )
+    return name
+
+
+def notify_channel(schema: str) -> str:
+    """The LISTEN/NOTIFY channel on which commits announce a nearer wake."""
+    return f"{schema}{_WAKE_SUFFIX}"
+
+
+def _ddl(schema: str) -> tuple[str, ...]:
+    s = schema
+    return (
+        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        f"""CREATE TABLE IF NOT EXISTS {s}.migrations (
+            version integer PRIMARY KEY,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.sessions (
+            id text PRIMARY KEY,
+            header bytea NOT NULL,
+            length bigint NOT NULL DEFAULT 0 CHECK (length >= 0),
+            next_due_at bigint,
+            lease_owner text,
+            lease_token bigint NOT NULL DEFAULT 0,
+            lease_until timestamptz,
+            failures integer NOT NULL DEFAULT 0
+        )""",
+        f"""CREATE INDEX IF NOT EXISTS sessions_next_due
+            ON {s}.sessions (next_due_at) WHERE next_due_at IS NOT NULL""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.events (
+            session_id text NOT NULL,
+            seq bigint NOT NULL CHECK (seq >= 0),
+            type text NOT NULL,
+            time bigint NOT NULL,
+            data bytea NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.snapshots (
+            session_id text PRIMARY KEY,
+            through bigint NOT NULL,
+            data bytea NOT NULL
+        )""",
+    )
+
+
+def migrate(dsn: str, schema: str = DEFAULT_SCHEMA) -> tuple[int, int]:
+    """Create or upgrade the tickler schema in the database at ``dsn``;
+    idempotent, safe to run from several processes at once. Returns the
+    version before and after (0 when there was none)."""
+    schema = schema_name(schema)
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            before = _version(conn, schema)
+            if before > SCHEMA_VERSION:
+                raise StoreError(
+                    f"schema {schema} is at version {before}, newer than this tickler "
+                    f"({SCHEMA_VERSION}): upgrade tickler"
+                )
+            for statement in _ddl(schema):
+                conn.execute(statement)
+            conn.execute(
+                f"INSERT INTO {schema}.migrations (version) VALUES (%s) ON CONFLICT DO NOTHING",
+                (SCHEMA_VERSION,),
+            )
+    except psycopg.Error as exc:
+        raise StoreError(f"migration of schema {schema} failed: {exc}") from exc
+    return before, SCHEMA_VERSION
+
+
+def _version(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> int:
+    found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{schema}.migrations",)).fetchone()
+    if found is None or not found[0]:
+        return 0
+    row = conn.execute(f"SELECT coalesce(max(version), 0) FROM {schema}.migrations").fetchone()
+    return 0 if row is None else int(str(row[0]))
+
+
+async def check_version(conn: psycopg.AsyncConnection[tuple[object, ...]], schema: str) -> None:
+    """Raise :class:`SchemaMissing` unless ``schema`` is at this version."""
+    cursor = await conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{schema}.migrations",))
+    found = await cursor.fetchone()
+    version = 0
+    if found is not None and found[0]:
+        cursor = await conn.execute(f"SELECT coalesce(max(version), 0) FROM {schema}.migrations")
+        row = await cursor.fetchone()
+        version = 0 if row is None else int(str(row[0]))
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"schema {schema} is at version {version}, newer than this tickler "
+            f"({SCHEMA_VERSION}): upgrade tickler"
+        )
+    raise SchemaMissing(
+        f"the database has no tickler schema {schema!r} at version {SCHEMA_VERSION} "
+        f"(found {version}): run tickler db migrate --dsn DSN --schema {schema}"
+    )

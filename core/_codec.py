@@ -1,0 +1,181 @@
+"""Strict v1 ``schedule/change`` decoding and byte-exact encoding.
+
+Decoding runs a typed msgspec decoder first (fast, in C). Anything it does
+not accept goes to the exact path, which walks the JSON value in the
+reference's order so a rejection carries the reference's exact reason, and
+which also accepts what JavaScript accepts and msgspec does not (``30.0`` for
+30, lone surrogates). The fast path only ever accepts values the exact path
+accepts, with the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import msgspec
+
+from tickler.core._deepjson import loads_any_depth
+from tickler.core._errors import CorruptScheduleLog
+from tickler.core._jstext import js_string
+from tickler.core._model import (
+    AfterSchedule,
+    AtSchedule,
+    CreateChange,
+    DeleteChange,
+    DispatchChange,
+    EverySchedule,
+    ScheduleChange,
+    ScheduleRecord,
+    create,
+    delete,
+    dispatch,
+)
+from tickler.core._rules import Breach, Reason, fields_rule, id_breach, instant_rule, log_reason
+from tickler.core._wire import fast_decode
+
+_CREATE_KEYS: Final = frozenset({"version", "operation", "schedule"})
+_ID_KEYS: Final = frozenset({"version", "operation", "id"})
+_DISPATCH_AT_KEYS: Final = frozenset({"version", "operation", "id", "acceptedAt"})
+# Per kind: its exact key set, the reason a wrong one gets, its interval key.
+_RECORD_SHAPES: Final = {
+    "after": (
+        frozenset({"id", "kind", "prompt", "afterSeconds", "scheduledAt"}),
+        Reason.AFTER_KEYS,
+        "afterSeconds",
+    ),
+    "at": (frozenset({"id", "kind", "prompt", "scheduledAt"}), Reason.AT_KEYS, ""),
+    "every": (
+        frozenset({"id", "kind", "prompt", "everySeconds", "scheduledAt"}),
+        Reason.EVERY_KEYS,
+        "everySeconds",
+    ),
+}
+
+
+def decode_change(raw: bytes | str | msgspec.Raw) -> ScheduleChange:
+    """Decode one strict v1 payload; raises :class:`CorruptScheduleLog`."""
+    change = fast_decode(raw)
+    if change is not None:
+        return change
+    text = bytes(raw) if isinstance(raw, msgspec.Raw) else raw
+    return decode_change_value(_load_json(text))
+
+
+def _load_json(raw: bytes | str) -> object:
+    # Any nesting depth, as JavaScript reads it: a deep payload is judged by
+    # its shape like any other, not refused as unreadable.
+    try:
+        return loads_any_depth(raw)
+    except ValueError as exc:
+        raise CorruptScheduleLog(Reason.NOT_JSON) from exc
+
+
+def decode_change_value(value: object) -> ScheduleChange:
+    """Decode an already-parsed JSON value, in the reference's check order."""
+    if not isinstance(value, Mapping):
+        raise CorruptScheduleLog(Reason.PAYLOAD)
+    version = value.get("version")
+    if isinstance(version, bool) or version != 1:
+        raise CorruptScheduleLog(Reason.VERSION)
+    keys = value.keys()
+    match value.get("operation"):
+        case "create":
+            if keys != _CREATE_KEYS:
+                raise CorruptScheduleLog(Reason.CREATE_KEYS)
+            return create(_decode_record(value["schedule"]))
+        case "delete":
+            if keys != _ID_KEYS:
+                raise CorruptScheduleLog(Reason.DELETE_KEYS)
+            return delete(_decode_id(value["id"]))
+        case "dispatch":
+            if keys == _ID_KEYS:
+                return dispatch(_decode_id(value["id"]))
+            if keys == _DISPATCH_AT_KEYS:
+                schedule_id = _decode_id(value["id"])
+                return dispatch(schedule_id, _decode_instant(value["acceptedAt"]))
+            raise CorruptScheduleLog(Reason.DISPATCH_KEYS)
+        case _:
+            raise CorruptScheduleLog(Reason.OPERATION)
+
+
+def _decode_record(value: object) -> ScheduleRecord:
+    if not isinstance(value, Mapping):
+        raise CorruptScheduleLog(Reason.RECORD)
+    kind = value.get("kind")
+    if not isinstance(kind, str) or kind not in _RECORD_SHAPES:
+        raise CorruptScheduleLog(Reason.KIND)
+    shape = _RECORD_SHAPES[kind]
+    keys, keys_reason, seconds_key = shape
+    if value.keys() != keys:
+        raise CorruptScheduleLog(keys_reason)
+    prompt, schedule_id, scheduled_at = value["prompt"], value["id"], value["scheduledAt"]
+    checked = fields_rule(kind, prompt, value.get(seconds_key), schedule_id, scheduled_at)
+    if isinstance(checked, Breach):
+        raise CorruptScheduleLog(log_reason(checked, kind=kind))
+    # The rules said so:
+    assert isinstance(prompt, str)
+    assert isinstance(schedule_id, str)
+    assert isinstance(scheduled_at, str)
+    seconds = checked[0]
+    if kind == "after":
+        return AfterSchedule(schedule_id, prompt, seconds, scheduled_at)
+    if kind == "every":
+        return EverySchedule(schedule_id, prompt, seconds, scheduled_at)
+    return AtSchedule(schedule_id, prompt, scheduled_at)
+
+
+def _decode_id(value: object) -> str:
+    breach = id_breach(value)
+    if breach is not None:
+        raise CorruptScheduleLog(log_reason(breach))
+    assert isinstance(value, str)
+    return value
+
+
+def _decode_instant(value: object) -> str:
+    read = instant_rule(value)
+    if isinstance(read, Breach):
+        raise CorruptScheduleLog(log_reason(read))
+    assert isinstance(value, str)
+    return value
+
+
+def _record_json(record: ScheduleRecord) -> str:
+    head = (
+        f'{{"id":{js_string(record.id)},"kind":"{record.kind}","prompt":{js_string(record.prompt)}'
+    )
+    match record:
+        case AfterSchedule(after_seconds=seconds):
+            head += f',"afterSeconds":{seconds}'
+        case EverySchedule(every_seconds=seconds):
+            head += f',"everySeconds":{seconds}'
+        case AtSchedule():
+            pass
+    return f'{head},"scheduledAt":"{record.scheduled_at}"}}'
+
+
+def change_json(change: ScheduleChange) -> str:
+    """The reference's JSON text of one change, keys in its order."""
+    match change:
+        case CreateChange(schedule=record):
+            return f'{{"version":1,"operation":"create","schedule":{_record_json(record)}}}'
+        case DeleteChange(id=schedule_id):
+            return f'{{"version":1,"operation":"delete","id":{js_string(schedule_id)}}}'
+        case DispatchChange(id=schedule_id, accepted_at=str(accepted_at)):
+            return (
+                f'{{"version":1,"operation":"dispatch","id":{js_string(schedule_id)},'
+                f'"acceptedAt":"{accepted_at}"}}'
+            )
+        case DispatchChange(id=schedule_id):
+            return f'{{"version":1,"operation":"dispatch","id":{js_string(schedule_id)}}}'
+
+
+def encode_change(change: ScheduleChange) -> bytes:
+    """UTF-8 bytes of :func:`change_json`."""
+    return change_json(change).encode("utf-8")
+
+
+def record_fields_json(record: ScheduleRecord) -> str:
+    """The record's JSON members without the closing brace (for views)."""
+    return _record_json(record)[:-1]

@@ -1,0 +1,144 @@
+"""Commands ``decide`` accepts, and ``parse_tool_call``: the shape-only checks
+made before a tool call is queued.
+
+A model's tool call is JSON. Every malformed call maps to one of the ten
+closed codes, in the reference's order: the selector set, then the prompt,
+then ``after_seconds`` / ``every_seconds``. ``at`` is only checked inside
+``decide`` (after the log is read), as in the reference. Where the
+reference's argument schema would answer first (a missing or non-string
+prompt, a non-number delay), the same closed code the domain would give is
+used instead of a registry error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, TypeAlias
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
+from tickler.core._jsnum import holds_lossy_number, is_json_number
+from tickler.core._rules import (
+    Breach,
+    after_seconds_rule,
+    every_interval_rule,
+    id_breach,
+    tool_error,
+    tool_prompt,
+)
+
+
+class CreateAfter(msgspec.Struct, frozen=True):
+    prompt: str
+    after_seconds: int
+
+
+class CreateAt(msgspec.Struct, frozen=True):
+    """``at`` is the raw JSON value: a string or a local ``{date, time,
+    time_zone}`` object, validated by ``decide``."""
+
+    prompt: str
+    at: object
+
+
+class CreateEvery(msgspec.Struct, frozen=True):
+    prompt: str
+    every_seconds: int
+
+
+class ListSchedules(msgspec.Struct, frozen=True):
+    pass
+
+
+class DeleteSchedule(msgspec.Struct, frozen=True):
+    id: str
+
+
+class DeliverDue(msgspec.Struct, frozen=True):
+    """Deliver what is due at ``now``, or say when to look again."""
+
+
+CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery
+ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule
+Command: TypeAlias = ToolCommand | DeliverDue
+
+CREATE: Final = "schedule_create"
+LIST: Final = "schedule_list"
+DELETE: Final = "schedule_delete"
+_SELECTORS: Final = ("after_seconds", "at", "every_seconds")
+_CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
+
+
+# Arguments holding a number JSON cannot carry (-0.0, an infinity such as
+# 1e400, NaN) anywhere are refused by the reference's registry before the
+# tool runs (they are not lossless JSON), so nothing changes. tickler answers
+# a closed code instead: schedule_create the code of a value of the wrong
+# JSON type at that place (see _parse_create and ``decide``'s ``at`` rules),
+# schedule_delete the code of arguments of the wrong type, and
+# schedule_list, which has no input error of its own, ``invalid_rule`` with
+# a message of ours (the reference's answer there is not a closed code).
+LIST_LOSSY_NUMBER: Final = (
+    "schedule_list arguments must be JSON: -0, NaN and infinities are not JSON numbers."
+)
+LIST_NOT_OBJECT: Final = "schedule_list arguments must be a JSON object; send {}."
+_LOSSY_ARGUMENTS: Final = {
+    LIST: error("invalid_rule", LIST_LOSSY_NUMBER),
+    DELETE: error("invalid_rule", Msg.DELETE_ID),
+}
+
+
+def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleError]:
+    """Validate a tool call's shape; never raises. ``args`` None means ``{}``."""
+    arguments: object = {} if args is None else args
+    if name in _LOSSY_ARGUMENTS and holds_lossy_number(arguments):
+        return Failure(_LOSSY_ARGUMENTS[name])
+    if name == CREATE:
+        return _parse_create(arguments)
+    if name == LIST:
+        # The reference's registry refuses arguments that are not an object
+        # (its parameter root is an object); keys in one are ignored.
+        if not isinstance(arguments, Mapping):
+            return Failure(error("invalid_rule", LIST_NOT_OBJECT))
+        return Success(ListSchedules())
+    if name == DELETE:
+        return _parse_delete(arguments)
+    return Failure(INTERNAL_ERROR)
+
+
+def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
+    """The pre-queue checks, in the reference's order: the selector set (a
+    shape), then the prompt and the interval rules (the rulebook's)."""
+    if not isinstance(args, Mapping):
+        return Failure(error("invalid_selector", Msg.SELECTOR))
+    present = [key for key in _SELECTORS if key in args]
+    if not args.keys() <= _CREATE_KEYS or len(present) != 1:
+        return Failure(error("invalid_selector", Msg.SELECTOR))
+    prompt = args.get("prompt")
+    if not isinstance(prompt, str) or isinstance(tool_prompt(prompt), Breach):
+        return Failure(tool_error(Breach.PROMPT))
+    selector = present[0]
+    value = args[selector]
+    if selector == "at":
+        return Success(CreateAt(prompt, value))
+    # -0.0, NaN and infinities are not JSON numbers: the wrong type, like "30".
+    number = value if is_json_number(value) else None
+    if selector == "after_seconds":
+        seconds = after_seconds_rule(number)
+        if isinstance(seconds, Breach):
+            return Failure(tool_error(seconds))
+        return Success(CreateAfter(prompt, seconds))
+    interval = every_interval_rule(number)
+    if isinstance(interval, Breach):
+        return Failure(tool_error(interval))
+    return Success(CreateEvery(prompt, interval))
+
+
+def _parse_delete(args: object) -> Result[ToolCommand, ScheduleError]:
+    schedule_id = args.get("id") if isinstance(args, Mapping) else None
+    breach = id_breach(schedule_id)
+    if breach is not None:
+        return Failure(tool_error(breach))
+    assert isinstance(schedule_id, str)
+    return Success(DeleteSchedule(schedule_id))

@@ -1,0 +1,415 @@
+"""Five-field cron rules: parsing, and counting and finding the wall minutes
+a rule matches.
+
+Fields are minute, hour, day-of-month, month and day-of-week, each ``*`` or a
+comma list of values, ranges ``a-b`` and steps ``*/n`` or ``a-b/n``; months
+and weekdays also by English three-letter names (any case); weekday 0 and 7
+are both Sunday. Days follow Vixie cron: when neither day field starts with
+``*``, a day matches if either field matches, otherwise both must. Macros:
+``@hourly``, ``@daily``, ``@weekly``, ``@monthly``, ``@yearly``.
+
+Wall minutes are counted as integers: minutes since 1970-01-01T00:00 of the
+local wall clock read as if it were UTC (days are proleptic Gregorian). The
+Gregorian calendar repeats every 400 years (146,097 days, a whole number of
+weeks), so counting matched minutes below any wall minute is O(1) after a
+small per-rule table, and finding the next or previous match is O(1) for a
+rule that matches in the current or next month, and one step per month or
+per year without a match otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+import msgspec
+
+from tickler.core._instant import civil_from_days, days_from_civil, days_in_month, is_leap_year
+
+MINUTES_PER_DAY: Final = 1440
+_ITEM: Final = re.compile(r"(?:(\*)|([0-9A-Za-z]+)(?:-([0-9A-Za-z]+))?)(?:/([0-9]+))?", re.ASCII)
+_FIELD_SEPARATOR: Final = re.compile(r"[ \t]+", re.ASCII)
+MACROS: Final = {
+    "@hourly": "0 * * * *",
+    "@daily": "0 0 * * *",
+    "@weekly": "0 0 * * 0",
+    "@monthly": "0 0 1 * *",
+    "@yearly": "0 0 1 1 *",
+}
+_MONTH_NAMES: Final = {
+    name: number
+    for number, name in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+    )
+}
+_WEEKDAY_NAMES: Final = {
+    name: number for number, name in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))
+}
+
+
+class CronMsg:
+    """Why a cron text was refused; each names what to send instead."""
+
+    SHAPE: Final = (
+        "calendar cron must be five fields separated by spaces, "
+        '"minute hour day-of-month month day-of-week" (e.g. "0 9 * * 1-5"), '
+        "or one of @hourly, @daily, @weekly, @monthly, @yearly."
+    )
+    MINUTE: Final = (
+        "calendar cron minute must be *, a number 0-59, a range a-b, a step */n or a-b/n, "
+        'or a comma list of these (e.g. "0,30" or "*/15").'
+    )
+    HOUR: Final = (
+        "calendar cron hour must be *, a number 0-23, a range a-b, a step */n or a-b/n, "
+        'or a comma list of these (e.g. "9" or "8-18/2").'
+    )
+    DAY: Final = (
+        "calendar cron day-of-month must be *, a number 1-31, a range a-b, a step */n or "
+        'a-b/n, or a comma list of these (e.g. "1,15").'
+    )
+    MONTH: Final = (
+        "calendar cron month must be *, a number 1-12 or a name jan-dec, a range a-b, "
+        'a step */n or a-b/n, or a comma list of these (e.g. "jan-mar" or "*/3").'
+    )
+    WEEKDAY: Final = (
+        "calendar cron day-of-week must be *, a number 0-7 (0 and 7 are Sunday) or a name "
+        'sun-sat, a range a-b, a step */n or a-b/n, or a comma list of these (e.g. "mon-fri").'
+    )
+    NEVER: Final = (
+        "calendar cron never matches a real date (e.g. February 30); "
+        "choose a day-of-month that exists in the chosen months."
+    )
+
+
+class _Field(NamedTuple):
+    low: int
+    high: int
+    names: dict[str, int] | None
+    message: str
+
+
+_FIELDS: Final = (
+    _Field(0, 59, None, CronMsg.MINUTE),
+    _Field(0, 23, None, CronMsg.HOUR),
+    _Field(1, 31, None, CronMsg.DAY),
+    _Field(1, 12, _MONTH_NAMES, CronMsg.MONTH),
+    _Field(0, 7, _WEEKDAY_NAMES, CronMsg.WEEKDAY),
+)
+
+
+class CronFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A parsed cron rule: the matched values of each field, sorted."""
+
+    minutes: tuple[int, ...]
+    hours: tuple[int, ...]
+    days: tuple[int, ...]
+    """Days of the month, 1-31."""
+    months: tuple[int, ...]
+    weekdays: tuple[int, ...]
+    """0 (Sunday) to 6."""
+    day_or: bool
+    """Both day fields are restricted (neither starts with ``*``): a day
+    matches if either matches (Vixie cron); otherwise both must."""
+
+
+def _value(token: str, field: _Field) -> int | None:
+    if token.isdigit():
+        number = int(token)
+    elif field.names is not None and token.lower() in field.names:
+        number = field.names[token.lower()]
+    else:
+        return None
+    return number if field.low <= number <= field.high else None
+
+
+def _parse_field(text: str, field: _Field) -> frozenset[int] | None:
+    values: set[int] = set()
+    for item in text.split(","):
+        match = _ITEM.fullmatch(item)
+        if match is None:
+            return None
+        star, first, last, step_text = match.groups()
+        if star:
+            low, high = field.low, field.high
+        else:
+            low_value = _value(first, field)
+            high_value = low_value if last is None else _value(last, field)
+            if low_value is None or high_value is None or high_value < low_value:
+                return None
+            if step_text is not None and last is None:
+                return None  # "a/n" is not Vixie cron: send "a-b/n"
+            low, high = low_value, high_value
+        step = 1 if step_text is None else int(step_text)
+        if not 1 <= step <= field.high - field.low + 1:
+            return None
+        values.update(range(low, high + 1, step))
+    return frozenset(values)
+
+
+def parse_cron(text: str) -> CronFields | str:
+    """The parsed rule, or the :class:`CronMsg` saying why not (a rule that
+    never matches a real date is refused too)."""
+    text = MACROS.get(text.lower(), text) if text.startswith("@") else text
+    parts = _FIELD_SEPARATOR.split(text)
+    if len(parts) != len(_FIELDS) or not all(parts):
+        return CronMsg.SHAPE
+    sets: list[frozenset[int]] = []
+    for part, field in zip(parts, _FIELDS, strict=True):
+        values = _parse_field(part, field)
+        if values is None:
+            return field.message
+        sets.append(values)
+    minutes, hours, days, months, weekdays = sets
+    fields = CronFields(
+        minutes=tuple(sorted(minutes)),
+        hours=tuple(sorted(hours)),
+        days=tuple(sorted(days)),
+        months=tuple(sorted(months)),
+        weekdays=tuple(sorted({w % 7 for w in weekdays})),
+        day_or=not parts[2].startswith("*") and not parts[4].startswith("*"),
+    )
+    if wall_minutes(fields).days_per_cycle == 0:
+        return CronMsg.NEVER
+    return fields
+
+
+def _weekday(day: int) -> int:
+    """0 (Sunday) to 6 of a day number (1970-01-01 was a Thursday)."""
+    return (day + 4) % 7
+
+
+def _mask(values: tuple[int, ...]) -> int:
+    mask = 0
+    for value in values:
+        mask |= 1 << value
+    return mask
+
+
+def _days_before_month(leap: bool) -> tuple[int, ...]:
+    lengths = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    out = [0]
+    for length in lengths:
+        out.append(out[-1] + length)
+    return tuple(out)
+
+
+_MONTH_STARTS: Final = (_days_before_month(False), _days_before_month(True))
+
+
+class WallMinutes:
+    """Counting and finding the wall minutes one rule matches.
+
+    Built once per rule (about 1,000 small steps, cached): per first weekday
+    of a month, the matched days before each day of the month; per kind of
+    year (leap, weekday of 1 January), the matched days before each month;
+    the matched days before each year of the 400-year cycle.
+    """
+
+    __slots__ = (
+        "_before_day_in_month",
+        "_before_month",
+        "_before_year",
+        "_day_mask",
+        "_first_time",
+        "_hours",
+        "_hours_before",
+        "_last_time",
+        "_minutes",
+        "_minutes_before",
+        "_month_mask",
+        "_weekday_mask",
+        "day_or",
+        "days_per_cycle",
+        "per_day",
+    )
+
+    def __init__(self, fields: CronFields) -> None:
+        self._minutes = fields.minutes
+        self._hours = fields.hours
+        self._minutes_before = tuple(bisect_left(fields.minutes, m) for m in range(61))
+        self._hours_before = tuple(bisect_left(fields.hours, h) for h in range(25))
+        self.per_day = len(fields.minutes) * len(fields.hours)
+        """Matched minutes in a matched day."""
+        self._first_time = fields.hours[0] * 60 + fields.minutes[0]
+        self._last_time = fields.hours[-1] * 60 + fields.minutes[-1]
+        self._day_mask = _mask(fields.days)
+        self._weekday_mask = _mask(fields.weekdays)
+        self._month_mask = _mask(fields.months)
+        self.day_or = fields.day_or
+        self._before_day_in_month = tuple(self._day_prefix(first) for first in range(7))
+        self._before_month = {
+            (leap, jan1): self._month_prefix(leap, jan1)
+            for leap in (False, True)
+            for jan1 in range(7)
+        }
+        before_year = [0]
+        for year in range(400):
+            kind = (is_leap_year(year), _weekday(days_from_civil(year, 1, 1)))
+            before_year.append(before_year[-1] + self._before_month[kind][12])
+        self._before_year = tuple(before_year)
+        self.days_per_cycle = before_year[-1]
+        """Matched days in 400 years (0: the rule never matches)."""
+
+    def _day_rule(self, day_of_month: int, weekday: int) -> bool:
+        by_day = bool(self._day_mask >> day_of_month & 1)
+        by_weekday = bool(self._weekday_mask >> weekday & 1)
+        return by_day or by_weekday if self.day_or else by_day and by_weekday
+
+    def _day_prefix(self, first_weekday: int) -> tuple[int, ...]:
+        """Matched days before day d (index d, 1-32) of a month whose 1st
+        falls on ``first_weekday``, ignoring the month field."""
+        out = [0, 0]
+        for day in range(1, 32):
+            out.append(out[-1] + self._day_rule(day, (first_weekday + day - 1) % 7))
+        return tuple(out)
+
+    def _month_prefix(self, leap: bool, jan1: int) -> tuple[int, ...]:
+        starts = _MONTH_STARTS[leap]
+        out = [0]
+        for month in range(1, 13):
+            count = 0
+            if self._month_mask >> month & 1:
+                length = starts[month] - starts[month - 1]
+                count = self._before_day_in_month[(jan1 + starts[month - 1]) % 7][length + 1]
+            out.append(out[-1] + count)
+        return tuple(out)
+
+    def day_matches(self, day: int) -> bool:
+        _, month, day_of_month = civil_from_days(day)
+        return bool(self._month_mask >> month & 1) and self._day_rule(day_of_month, _weekday(day))
+
+    def days_before(self, day: int) -> int:
+        """Matched days before day number ``day``: O(1)."""
+        year, month, day_of_month = civil_from_days(day)
+        cycles, year_in_cycle = divmod(year, 400)
+        jan1 = days_from_civil(year, 1, 1)
+        count = cycles * self.days_per_cycle + self._before_year[year_in_cycle]
+        count += self._before_month[(is_leap_year(year), _weekday(jan1))][month - 1]
+        if self._month_mask >> month & 1:
+            first_weekday = _weekday(day - day_of_month + 1)
+            count += self._before_day_in_month[first_weekday][day_of_month]
+        return count
+
+    def _times_before(self, time: int) -> int:
+        hour, minute = divmod(time, 60)
+        count = self._hours_before[hour] * len(self._minutes)
+        if hour < 24 and self._hours_before[hour + 1] > self._hours_before[hour]:
+            count += self._minutes_before[minute]
+        return count
+
+    def before(self, minute: int) -> int:
+        """Matched wall minutes before wall minute ``minute``: O(1)."""
+        day, time = divmod(minute, MINUTES_PER_DAY)
+        count = self.days_before(day) * self.per_day
+        if time and self.day_matches(day):
+            count += self._times_before(time)
+        return count
+
+    def _next_time(self, time: int) -> int | None:
+        """The first matched time of day at or after ``time`` (minutes)."""
+        hour, minute = divmod(time, 60)
+        index = bisect_left(self._hours, hour)
+        if index < len(self._hours) and self._hours[index] == hour:
+            at = bisect_left(self._minutes, minute)
+            if at < len(self._minutes):
+                return hour * 60 + self._minutes[at]
+            index += 1
+        return self._hours[index] * 60 + self._minutes[0] if index < len(self._hours) else None
+
+    def _previous_time(self, time: int) -> int | None:
+        """The last matched time of day at or before ``time`` (minutes)."""
+        hour, minute = divmod(time, 60)
+        index = bisect_right(self._hours, hour) - 1
+        if index >= 0 and self._hours[index] == hour:
+            at = bisect_right(self._minutes, minute) - 1
+            if at >= 0:
+                return hour * 60 + self._minutes[at]
+            index -= 1
+        return self._hours[index] * 60 + self._minutes[-1] if index >= 0 else None
+
+    def _year_days(self, year: int, jan1: int) -> int:
+        """Matched days in ``year``, whose 1 January is day ``jan1``."""
+        return self._before_month[(is_leap_year(year), _weekday(jan1))][12]
+
+    def _first_in_month(self, first: int, day_of_month: int) -> int:
+        """The first matched day of the month from ``day_of_month`` on (day of
+        the month; 32 when none), the month's 1st being day number ``first``
+        and the month field aside."""
+        before = self._before_day_in_month[_weekday(first)]
+        return bisect_right(before, before[day_of_month]) - 1
+
+    def _last_in_month(self, first: int, day_of_month: int) -> int:
+        """The last matched day of the month up to ``day_of_month`` (0 when none)."""
+        before = self._before_day_in_month[_weekday(first)]
+        return bisect_left(before, before[day_of_month + 1]) - 1 if before[day_of_month + 1] else 0
+
+    def next_day(self, day: int) -> int:
+        """The first matched day at or after ``day``: month by month, whole
+        years without a match skipped (a matching year comes within 400)."""
+        year, month, day_of_month = civil_from_days(day)
+        first = day - day_of_month + 1
+        while True:
+            length = days_in_month(year, month)
+            if self._month_mask >> month & 1:
+                found = self._first_in_month(first, day_of_month)
+                if found <= length:
+                    return first + found - 1
+            first += length
+            day_of_month = 1
+            if month < 12:
+                month += 1
+                continue
+            year, month = year + 1, 1
+            while not self._year_days(year, first):
+                first += 365 + is_leap_year(year)
+                year += 1
+
+    def previous_day(self, day: int) -> int:
+        """The last matched day at or before ``day`` (as :meth:`next_day`)."""
+        year, month, day_of_month = civil_from_days(day)
+        first = day - day_of_month + 1
+        while True:
+            if self._month_mask >> month & 1:
+                found = self._last_in_month(first, day_of_month)
+                if found:
+                    return first + found - 1
+            if month > 1:
+                month -= 1
+                day_of_month = days_in_month(year, month)
+                first -= day_of_month
+                continue
+            year -= 1
+            while not self._year_days(year, days_from_civil(year, 1, 1)):
+                year -= 1
+            month, day_of_month = 12, 31
+            first = days_from_civil(year, 12, 1)
+
+    def next_minute(self, minute: int) -> int:
+        """The first matched wall minute at or after ``minute``."""
+        day, time = divmod(minute, MINUTES_PER_DAY)
+        if self.day_matches(day):
+            found = self._next_time(time)
+            if found is not None:
+                return day * MINUTES_PER_DAY + found
+        return self.next_day(day + 1) * MINUTES_PER_DAY + self._first_time
+
+    def previous_minute(self, minute: int) -> int:
+        """The last matched wall minute at or before ``minute``."""
+        day, time = divmod(minute, MINUTES_PER_DAY)
+        if self.day_matches(day):
+            found = self._previous_time(time)
+            if found is not None:
+                return day * MINUTES_PER_DAY + found
+        return self.previous_day(day - 1) * MINUTES_PER_DAY + self._last_time
+
+    def matches(self, minute: int) -> bool:
+        day, time = divmod(minute, MINUTES_PER_DAY)
+        return self.day_matches(day) and self._next_time(time) == time
+
+
+@lru_cache(maxsize=512)
+def wall_minutes(fields: CronFields) -> WallMinutes:
+    """The (cached) counting tables of one rule."""
+    return WallMinutes(fields)

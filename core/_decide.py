@@ -1,0 +1,194 @@
+"""``decide``: every rule that turns a command and ``now`` into changes.
+
+Pure: the caller passes the wall-clock sample ``now`` (epoch ms) and appends
+the returned changes; nothing here reads a clock or allocates at random.
+"""
+
+from __future__ import annotations
+
+from returns.result import Failure, Result, Success
+
+from tickler.core._at import parse_at
+from tickler.core._commands import (
+    Command,
+    CreateAfter,
+    CreateAt,
+    CreateEvery,
+    CreateSchedule,
+    DeleteSchedule,
+    DeliverDue,
+    ListSchedules,
+)
+from tickler.core._errors import ScheduleError
+from tickler.core._framing import every_batch_framing, one_shot_framing
+from tickler.core._instant import format_instant, parse_instant
+from tickler.core._model import (
+    AfterSchedule,
+    AtSchedule,
+    EverySchedule,
+    ScheduleChange,
+    ScheduleRecord,
+    create,
+    delete,
+    dispatch,
+)
+from tickler.core._outcomes import (
+    Created,
+    Deleted,
+    Delivery,
+    Listed,
+    NotFound,
+    Occurrence,
+    Outcome,
+    ScheduleView,
+    ViewState,
+    Wait,
+)
+from tickler.core._rules import (
+    Breach,
+    after_seconds_rule,
+    every_interval_rule,
+    id_breach,
+    is_due,
+    lattice_rule,
+    target_breach,
+    tool_error,
+    tool_prompt,
+)
+from tickler.core._state import State
+
+Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
+# Greater than any creation order: bounds "every key with target <= now".
+_AFTER_EVERY_ORDER = 2**63
+
+
+def decide(state: State, command: Command, now: int) -> Decision:
+    """Changes to append (possibly none) and the outcome, for ``command`` at
+    ``now``. A rejected command yields no changes. An unusable ``now`` (not a
+    safe integer) fails only where the reference reads it: the range rule of
+    a new target, and a fixed-rate batch. Every rule is the rulebook's
+    (:mod:`tickler.core._rules`); a command built by hand is judged as fully
+    as one from :func:`~tickler.core._commands.parse_tool_call`."""
+    match command:
+        case CreateAfter() | CreateAt() | CreateEvery():
+            return _create(state, command, now)
+        case ListSchedules():
+            views = tuple(view(record, now) for record in state.active)
+            return (), Success(Listed(views))
+        case DeleteSchedule(id=schedule_id):
+            return _delete(state, schedule_id)
+        case DeliverDue():
+            return _deliver_due(state, now)
+
+
+def view_state(record: ScheduleRecord, now: int) -> ViewState:
+    return "overdue" if is_due(parse_instant(record.scheduled_at), now) else "scheduled"
+
+
+def view(record: ScheduleRecord, now: int) -> ScheduleView:
+    return ScheduleView(record, view_state(record, now))
+
+
+def future_instant(target: int, now: int) -> str | ScheduleError:
+    """The range rule (the clock sample must be usable too), then the
+    strictly-future rule."""
+    breach = target_breach(target, now)
+    return tool_error(breach) if breach is not None else format_instant(target)
+
+
+def _after(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
+    seconds = after_seconds_rule(raw)
+    if isinstance(seconds, Breach):
+        return tool_error(seconds)
+    at = future_instant(now + seconds * 1000, now)
+    if isinstance(at, ScheduleError):
+        return at
+    return AfterSchedule(id=schedule_id, prompt=prompt, after_seconds=seconds, scheduled_at=at)
+
+
+def _at(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
+    target = parse_at(raw)
+    at = target if isinstance(target, ScheduleError) else future_instant(target, now)
+    if isinstance(at, ScheduleError):
+        return at
+    return AtSchedule(id=schedule_id, prompt=prompt, scheduled_at=at)
+
+
+def _every(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
+    seconds = every_interval_rule(raw)
+    if isinstance(seconds, Breach):
+        return tool_error(seconds)
+    at = future_instant(now + seconds * 1000, now)
+    if isinstance(at, ScheduleError):
+        return at
+    return EverySchedule(id=schedule_id, prompt=prompt, every_seconds=seconds, scheduled_at=at)
+
+
+def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
+    """The domain checks, in the reference's order (prompt first)."""
+    prompt = tool_prompt(command.prompt)
+    if isinstance(prompt, Breach):
+        return tool_error(prompt)
+    match command:
+        case CreateAfter(after_seconds=raw):
+            return _after(prompt, raw, schedule_id, now)
+        case CreateAt(at=raw):
+            return _at(prompt, raw, schedule_id, now)
+        case CreateEvery(every_seconds=raw):
+            return _every(prompt, raw, schedule_id, now)
+
+
+def _create(state: State, command: CreateSchedule, now: int) -> Decision:
+    record = _record(command, state.seen_ids.allocate(), now)
+    if isinstance(record, ScheduleError):
+        return (), Failure(record)
+    # The view uses the creation sample: a fresh record is never "overdue".
+    return (create(record),), Success(Created(view(record, now)))
+
+
+def _delete(state: State, schedule_id: object) -> Decision:
+    breach = id_breach(schedule_id)
+    if breach is not None:
+        return (), Failure(tool_error(breach))
+    assert isinstance(schedule_id, str)
+    if state.get(schedule_id) is None:
+        return (), Success(NotFound(schedule_id))
+    return (delete(schedule_id),), Success(Deleted(schedule_id))
+
+
+def _deliver_due(state: State, now: int) -> Decision:
+    """One due one-shot (earliest target, then creation order); else one batch
+    of every due fixed-rate record, each at its latest occurrence; else wait."""
+    first_one_shot = state.one_shots.first()
+    if first_one_shot is not None and is_due(first_one_shot[0], now):
+        record = state.entries[first_one_shot[2]].record
+        occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
+        delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
+        return (dispatch(record.id),), Success(delivery)
+    first_every = state.everies.first()
+    if first_every is not None and is_due(first_every[0], now):
+        return _every_batch(state, now)
+    return (), Success(Wait(next_target(state)))
+
+
+def next_target(state: State) -> int | None:
+    """The earliest target of any active record (epoch ms), or None: the
+    instant ``DeliverDue`` answers ``Wait(next_wake)`` with until then."""
+    targets = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
+    return min(targets) if targets else None
+
+
+def _every_batch(state: State, now: int) -> Decision:
+    occurrences: list[Occurrence] = []
+    for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
+        active = state.entries[schedule_id]
+        record = active.record
+        assert isinstance(record, EverySchedule)
+        step = lattice_rule(active.target, record.every_seconds, now)
+        if isinstance(step, Breach):  # the clock is outside years 0001-9999
+            return (), Failure(tool_error(step))
+        occurrences.append(Occurrence(schedule_id, format_instant(step[0]), record.prompt))
+    accepted_at = format_instant(now)
+    changes = tuple(dispatch(o.id, accepted_at) for o in occurrences)
+    delivery = Delivery(every_batch_framing(occurrences), tuple(occurrences), accepted_at)
+    return changes, Success(delivery)

@@ -1,0 +1,134 @@
+"""The durable v1 values: schedule records and ``schedule/change`` payloads.
+
+Attributes are snake_case; on the wire they are the reference's camelCase
+keys. ``FIELD_RULES`` are the v1 field constraints: decoding enforces them and the
+JSON Schema in ``specs/`` is generated from these types and those rules.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeAlias
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from tickler.core._instant import CANONICAL_INSTANT_PATTERN
+from tickler.core._jsnum import MAX_SAFE_INTEGER
+from tickler.core._jstext import ES_WHITESPACE
+
+SCHEDULE_CHANGE_VERSION: Final = 1
+MIN_EVERY_INTERVAL_SECONDS: Final = 300
+# everySeconds * 1000 must stay a safe integer too.
+MAX_EVERY_SECONDS: Final = MAX_SAFE_INTEGER // 1000
+
+_WS: Final = "".join(f"\\u{ord(c):04x}" for c in ES_WHITESPACE)
+# Non-empty, no ECMAScript whitespace at either end ("already trimmed").
+TRIMMED_PATTERN: Final = f"^[^{_WS}](?:[\\s\\S]*[^{_WS}])?$(?!\\n)"
+
+# The v1 field rules by attribute name. Decoding checks them in Python (see
+# tickler.core._wire: msgspec's regex constraints cost microseconds per field);
+# the JSON Schema in specs/ carries them (tickler.core._schema).
+FIELD_RULES: Final[dict[str, Meta]] = {
+    "id": Meta(pattern=TRIMMED_PATTERN),
+    "prompt": Meta(pattern=TRIMMED_PATTERN),
+    "scheduled_at": Meta(pattern=CANONICAL_INSTANT_PATTERN),
+    "accepted_at": Meta(pattern=CANONICAL_INSTANT_PATTERN),
+    "after_seconds": Meta(gt=0, le=MAX_SAFE_INTEGER),
+    "every_seconds": Meta(ge=MIN_EVERY_INTERVAL_SECONDS, le=MAX_EVERY_SECONDS),
+}
+ScheduleId: TypeAlias = str
+Prompt: TypeAlias = str
+Instant: TypeAlias = str
+
+
+# gc=False: records and changes hold only strings and numbers (no cycles), so
+# the collector need not track them: 16 bytes less each, and less to scan.
+class _Record(
+    msgspec.Struct,
+    frozen=True,
+    gc=False,
+    forbid_unknown_fields=True,
+    rename="camel",
+    tag_field="kind",
+):
+    id: ScheduleId
+    prompt: Prompt
+
+
+class AfterSchedule(_Record, frozen=True, tag="after"):
+    """One-shot, ``after_seconds`` after creation."""
+
+    after_seconds: int
+    scheduled_at: Instant
+
+    @property
+    def kind(self) -> Literal["after"]:
+        return "after"
+
+
+class AtSchedule(_Record, frozen=True, tag="at"):
+    """One-shot at an absolute instant (only the UTC target is kept)."""
+
+    scheduled_at: Instant
+
+    @property
+    def kind(self) -> Literal["at"]:
+        return "at"
+
+
+class EverySchedule(_Record, frozen=True, tag="every"):
+    """Fixed-rate; ``scheduled_at`` is the earliest occurrence not yet dispatched."""
+
+    every_seconds: int
+    scheduled_at: Instant
+
+    @property
+    def kind(self) -> Literal["every"]:
+        return "every"
+
+
+ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
+
+
+class _Change(
+    msgspec.Struct,
+    frozen=True,
+    gc=False,
+    kw_only=True,
+    forbid_unknown_fields=True,
+    rename="camel",
+    tag_field="operation",
+):
+    version: Literal[1]
+
+
+class CreateChange(_Change, frozen=True, kw_only=True, tag="create"):
+    schedule: ScheduleRecord
+
+
+class DeleteChange(_Change, frozen=True, kw_only=True, tag="delete"):
+    id: ScheduleId
+
+
+class DispatchChange(_Change, frozen=True, kw_only=True, tag="dispatch"):
+    """One-shot form without ``accepted_at``; fixed-rate form with it."""
+
+    id: ScheduleId
+    accepted_at: Instant | UnsetType = UNSET
+
+
+ScheduleChange: TypeAlias = CreateChange | DeleteChange | DispatchChange
+
+
+def create(record: ScheduleRecord) -> CreateChange:
+    return CreateChange(version=1, schedule=record)
+
+
+def delete(schedule_id: str) -> DeleteChange:
+    return DeleteChange(version=1, id=schedule_id)
+
+
+def dispatch(schedule_id: str, accepted_at: str | None = None) -> DispatchChange:
+    if accepted_at is None:
+        return DispatchChange(version=1, id=schedule_id)
+    return DispatchChange(version=1, id=schedule_id, accepted_at=accepted_at)

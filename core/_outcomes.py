@@ -1,0 +1,70 @@
+"""What ``decide`` answers: tool results, and delivery decisions."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeAlias
+
+import msgspec
+
+from tickler.core._model import ScheduleRecord
+
+DELIVERY_MODE: Final = "session-local"
+ViewState = Literal["scheduled", "overdue"]
+
+
+class ScheduleView(msgspec.Struct, frozen=True):
+    """An active record as a tool shows it, with its state at ``now``."""
+
+    record: ScheduleRecord
+    state: ViewState
+
+
+class Created(msgspec.Struct, frozen=True):
+    view: ScheduleView
+
+
+class Listed(msgspec.Struct, frozen=True):
+    views: tuple[ScheduleView, ...]
+
+
+class Deleted(msgspec.Struct, frozen=True):
+    id: str
+
+
+class NotFound(msgspec.Struct, frozen=True):
+    """``schedule_not_found``: a result (``deleted: false``), not an error."""
+
+    id: str
+
+
+class Occurrence(msgspec.Struct, frozen=True):
+    """One reminder occurrence handed to the agent."""
+
+    id: str
+    occurrence_at: str
+    prompt: str
+
+    @property
+    def key(self) -> str:
+        """``<id>@<occurrence_at>``: unique per delivery, so a host can drop a
+        repeat handed over again after a restart."""
+        return f"{self.id}@{self.occurrence_at}"
+
+
+class Delivery(msgspec.Struct, frozen=True):
+    """Deliver ``text`` as one follow-up turn. ``accepted_at`` is the shared
+    decision instant of a fixed-rate batch (None for a one-shot)."""
+
+    text: str
+    occurrences: tuple[Occurrence, ...]
+    accepted_at: str | None = None
+
+
+class Wait(msgspec.Struct, frozen=True):
+    """Nothing is due; look again at ``next_wake`` (epoch ms), or never."""
+
+    next_wake: int | None
+
+
+ToolOutcome: TypeAlias = Created | Listed | Deleted | NotFound
+Outcome: TypeAlias = ToolOutcome | Delivery | Wait

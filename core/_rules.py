@@ -1,0 +1,360 @@
+"""The rulebook: every rule of a schedule record and of the log, once.
+
+Each rule is one function that judges a value and returns the closed
+:class:`Breach` it commits, or None (a rule that also yields a value, such as
+an instant's epoch ms, returns the value or the breach). Every path that
+applies a rule calls the function here and nowhere else is the rule written:
+
+* the exact decoder (:mod:`tickler.core._codec`) and its fast twin
+  (:mod:`tickler.core._wire`), for each field of a logged record;
+* the replay, :func:`~tickler.core._state.evolve` and the fold's fast path
+  (:mod:`tickler.core._state`), for records and for the log's transitions
+  (ids never reused, deletes and dispatches of active ids, the fixed-rate
+  lattice); the invariant checker :func:`~tickler.core._check.check_log` is
+  the fold;
+* ``decide`` and ``parse_tool_call``, for a model's tool call.
+
+What a path shows for a breach is looked up, not written beside the rule:
+the log's corrupt reason (:func:`log_reason`, the reference's exact texts)
+or the tool's closed error (:func:`tool_error`, the reference's codes and
+messages). A message may differ by path; a rule cannot.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Container
+from datetime import datetime, timedelta
+from typing import Final
+
+from tickler.core._errors import Msg, ScheduleError, error
+from tickler.core._instant import (
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    is_real_canonical,
+    matches_canonical_pattern,
+    parse_instant,
+)
+from tickler.core._jsnum import MAX_SAFE_INTEGER, safe_integer
+from tickler.core._jstext import ES_WHITESPACE, es_trim, join_surrogate_pairs, js_string
+from tickler.core._model import (
+    MAX_EVERY_SECONDS,
+    MIN_EVERY_INTERVAL_SECONDS,
+    AfterSchedule,
+    EverySchedule,
+    ScheduleRecord,
+)
+
+
+class Breach(enum.Enum):
+    """Why a value breaks a rule: closed, one member per rule's verdict."""
+
+    # a record's fields (reference order: prompt, seconds, id, scheduledAt)
+    PROMPT = "prompt"  # stored: empty or not trimmed; tool: empty after trimming
+    AFTER_SECONDS = "after_seconds"  # not a positive safe integer
+    EVERY_NOT_INTEGER = "every_not_integer"  # not a safe integer
+    EVERY_TOO_FREQUENT = "every_too_frequent"  # below MIN_EVERY_INTERVAL_SECONDS
+    EVERY_TOO_LONG = "every_too_long"  # its milliseconds are not a safe integer
+    ID = "id"  # not a non-empty string without surrounding whitespace
+    INSTANT_SHAPE = "instant_shape"  # not YYYY-MM-DDTHH:mm:ss.sssZ (years 0001-9999)
+    INSTANT_NOT_REAL = "instant_not_real"  # the shape, but no such day (02-30)
+    # the log's transitions
+    ID_REUSED = "id_reused"  # a create of an id ever created before
+    DELETE_INACTIVE = "delete_inactive"  # a delete of an id that is not active
+    DISPATCH_INACTIVE = "dispatch_inactive"  # a dispatch of an id that is not active
+    ONE_SHOT_ACCEPTED_AT = "one_shot_accepted_at"  # a one-shot dispatch with acceptedAt
+    EVERY_NO_ACCEPTED_AT = "every_no_accepted_at"  # a fixed-rate dispatch without it
+    ACCEPTED_OUT_OF_RANGE = "accepted_out_of_range"  # acceptedAt outside years 0001-9999
+    INTERVAL_NOT_POSITIVE = "interval_not_positive"  # the lattice's step in ms
+    DISPATCH_PRECEDES = "dispatch_precedes"  # acceptedAt before the record's target
+    # a new target (tool calls)
+    OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
+    NOT_FUTURE = "not_future"  # not strictly after now
+
+
+# -- texts --------------------------------------------------------------------
+
+
+def is_stored_text(value: object) -> bool:
+    """A non-empty string equal to its ECMAScript ``trim()``: what a logged
+    id and prompt must be."""
+    return type(value) is str and value != "" and value.strip(ES_WHITESPACE) == value
+
+
+def prompt_breach(prompt: object) -> Breach | None:
+    """A logged prompt: non-empty and already trimmed."""
+    return None if is_stored_text(prompt) else Breach.PROMPT
+
+
+def id_breach(schedule_id: object) -> Breach | None:
+    """An id, logged or given to ``schedule_delete``: non-empty, no
+    surrounding whitespace."""
+    return None if is_stored_text(schedule_id) else Breach.ID
+
+
+def tool_prompt(prompt: object) -> str | Breach:
+    """A model's prompt as it is stored: trimmed (and each surrogate pair
+    written as its one character, as a replay reads it back), or the breach
+    when nothing is left."""
+    if not isinstance(prompt, str):
+        return Breach.PROMPT
+    stored = es_trim(join_surrogate_pairs(prompt))
+    return stored if stored else Breach.PROMPT
+
+
+# -- numbers ------------------------------------------------------------------
+
+
+def after_seconds_rule(seconds: object) -> int | Breach:
+    """``afterSeconds`` / ``after_seconds``: a positive safe integer."""
+    value = seconds if type(seconds) is int else safe_integer(seconds)
+    return value if value is not None and 0 < value <= MAX_SAFE_INTEGER else Breach.AFTER_SECONDS
+
+
+def every_interval_rule(seconds: object) -> int | Breach:
+    """``every_seconds`` as a model gives it: a safe integer, then at least
+    the floor (a negative one is too frequent, as in the reference)."""
+    value = safe_integer(seconds)
+    if value is None:
+        return Breach.EVERY_NOT_INTEGER
+    if value < MIN_EVERY_INTERVAL_SECONDS:
+        return Breach.EVERY_TOO_FREQUENT
+    return value
+
+
+def every_seconds_rule(seconds: object) -> int | Breach:
+    """``everySeconds`` as logged: the interval rule, and its milliseconds a
+    safe integer too."""
+    value = every_interval_rule(seconds)
+    if isinstance(value, int) and value > MAX_EVERY_SECONDS:
+        return Breach.EVERY_TOO_LONG
+    return value
+
+
+# -- instants -----------------------------------------------------------------
+
+_EPOCH: Final = datetime(1970, 1, 1)  # noqa: DTZ001 - naive on purpose: the text is UTC
+_ONE_MS: Final = timedelta(milliseconds=1)
+
+
+def instant_rule(text: object) -> int | Breach:
+    """The epoch ms of a canonical UTC instant (``YYYY-MM-DDTHH:mm:ss.sssZ``
+    naming a real day of years 0001-9999), or its breach: the shape first,
+    then the calendar."""
+    # The usual case, in C: the fixed shape by slicing, the digits and the
+    # calendar by fromisoformat (year 0, hour 24, second 60 and 30 February
+    # fail there). What it refuses is judged by the pattern and the calendar.
+    if type(text) is str and len(text) == 24 and text[4:20:3] == "--T::." and text[23] == "Z":
+        try:
+            if text.isascii():
+                return (datetime.fromisoformat(text[:-1]) - _EPOCH) // _ONE_MS
+        except ValueError:
+            pass
+    if not isinstance(text, str) or not matches_canonical_pattern(text):
+        return Breach.INSTANT_SHAPE
+    if not is_real_canonical(text):
+        return Breach.INSTANT_NOT_REAL
+    return parse_instant(text)
+
+
+def is_due(target: int, now: int) -> bool:
+    """A record is due (and a listed one "overdue") once ``now`` reaches its
+    target."""
+    return target <= now
+
+
+def target_breach(target: int, now: int) -> Breach | None:
+    """A new target: representable (and so must the clock sample be), then
+    strictly after ``now``."""
+    if safe_integer(now) is None or safe_integer(target) is None:
+        return Breach.OUT_OF_RANGE
+    if not MIN_INSTANT_MS <= target <= MAX_INSTANT_MS:
+        return Breach.OUT_OF_RANGE
+    if target <= now:
+        return Breach.NOT_FUTURE
+    return None
+
+
+# -- records ------------------------------------------------------------------
+
+
+def fields_rule(
+    kind: str, prompt: object, seconds: object, schedule_id: object, scheduled_at: object
+) -> tuple[int, int] | Breach:
+    """Every field rule of a record of ``kind``, in the reference's order
+    (prompt, interval, id, scheduledAt), on the values as they were read
+    (``seconds`` is ignored for an ``at`` record): its interval as an int (0
+    for ``at``) and its target in epoch ms, or the first breach."""
+    if not is_stored_text(prompt):
+        return Breach.PROMPT
+    if kind == "after":
+        interval = after_seconds_rule(seconds)
+    elif kind == "every":
+        interval = every_seconds_rule(seconds)
+    else:
+        interval = 0
+    if isinstance(interval, Breach):
+        return interval
+    if not is_stored_text(schedule_id):
+        return Breach.ID
+    target = instant_rule(scheduled_at)
+    return target if isinstance(target, Breach) else (interval, target)
+
+
+def record_rule(record: ScheduleRecord) -> int | Breach:
+    """:func:`fields_rule` of a typed record: its target in epoch ms, or the
+    first breach."""
+    if type(record) is AfterSchedule:
+        checked = fields_rule(
+            "after", record.prompt, record.after_seconds, record.id, record.scheduled_at
+        )
+    elif type(record) is EverySchedule:
+        checked = fields_rule(
+            "every", record.prompt, record.every_seconds, record.id, record.scheduled_at
+        )
+    else:
+        checked = fields_rule("at", record.prompt, 0, record.id, record.scheduled_at)
+    return checked if isinstance(checked, Breach) else checked[1]
+
+
+# -- the log's transitions ----------------------------------------------------
+
+
+def reuse_breach(seen: Container[str], schedule_id: str) -> Breach | None:
+    """Ids are never reused: a create of any id created before."""
+    return Breach.ID_REUSED if schedule_id in seen else None
+
+
+def dispatch_form_breach(record: ScheduleRecord, has_accepted_at: bool) -> Breach | None:
+    """A one-shot is dispatched without ``acceptedAt``, a fixed-rate record
+    with it."""
+    if type(record) is EverySchedule:
+        return None if has_accepted_at else Breach.EVERY_NO_ACCEPTED_AT
+    return Breach.ONE_SHOT_ACCEPTED_AT if has_accepted_at else None
+
+
+def lattice_rule(
+    target: int, every_seconds: int, accepted_ms: int
+) -> tuple[int, int | None] | Breach:
+    """The fixed-rate lattice ``target + k * interval`` at a dispatch
+    accepted at ``accepted_ms``: the latest point ``<= accepted_ms`` (the
+    occurrence delivered) and the point after it (the record's next target,
+    None past year 9999: the series ends), or the breach."""
+    interval = every_seconds * 1000
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+        return Breach.ACCEPTED_OUT_OF_RANGE
+    if safe_integer(interval) is None or interval <= 0:
+        return Breach.INTERVAL_NOT_POSITIVE
+    return occurrence_rule(target, interval, accepted_ms)
+
+
+def occurrence_rule(
+    target: int, interval_ms: int, accepted_ms: int
+) -> tuple[int, int | None] | Breach:
+    """:func:`lattice_rule` for an ``accepted_ms`` and an interval already
+    known to be valid (the fold's fast path: both were judged on decoding)."""
+    if accepted_ms < target:
+        return Breach.DISPATCH_PRECEDES
+    occurrence = target + (accepted_ms - target) // interval_ms * interval_ms
+    following = occurrence + interval_ms
+    return occurrence, (following if following <= MAX_INSTANT_MS else None)
+
+
+# -- what each path shows -----------------------------------------------------
+
+
+class Reason:
+    """The reference's exact corrupt-log reasons (section (c))."""
+
+    PAYLOAD: Final = "schedule/change payload must be an object"
+    VERSION: Final = "schedule/change version must be 1"
+    OPERATION: Final = "schedule/change operation must be create, delete, or dispatch"
+    CREATE_KEYS: Final = "schedule create must contain exactly version, operation, and schedule"
+    DELETE_KEYS: Final = "schedule delete must contain exactly version, operation, and id"
+    DISPATCH_KEYS: Final = "schedule dispatch must contain id and optional acceptedAt only"
+    RECORD: Final = "schedule record must be an object"
+    KIND: Final = 'v1 schedule kind must be "after", "at", or "every"'
+    AFTER_KEYS: Final = (
+        "after schedule must contain exactly id, kind, prompt, afterSeconds, and scheduledAt"
+    )
+    AT_KEYS: Final = "at schedule must contain exactly id, kind, prompt, and scheduledAt"
+    EVERY_KEYS: Final = (
+        "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt"
+    )
+    NOT_JSON: Final = "schedule/change payload is not valid JSON"
+    SEED_OUT_OF_LOG: Final = "schedule seedLength must be within the supplied event log"
+
+
+_LOG_REASONS: Final[dict[Breach, str]] = {
+    Breach.AFTER_SECONDS: "afterSeconds must be a positive safe integer",
+    Breach.EVERY_NOT_INTEGER: "everySeconds must be a safe integer of at least 300",
+    Breach.EVERY_TOO_FREQUENT: "everySeconds must be a safe integer of at least 300",
+    Breach.EVERY_TOO_LONG: "everySeconds must be a safe integer of at least 300",
+    Breach.ID: "schedule id must be a non-empty string without surrounding whitespace",
+    Breach.INSTANT_SHAPE: "scheduledAt must be a canonical four-digit-year RFC 3339 UTC instant",
+    Breach.INSTANT_NOT_REAL: "scheduledAt is not a real UTC calendar instant",
+    Breach.ONE_SHOT_ACCEPTED_AT: "one-shot dispatch must not contain acceptedAt",
+    Breach.EVERY_NO_ACCEPTED_AT: "every dispatch must contain acceptedAt",
+    Breach.ACCEPTED_OUT_OF_RANGE: (
+        "every acceptedAt must be a representable four-digit-year instant"
+    ),
+    Breach.INTERVAL_NOT_POSITIVE: "every interval milliseconds must be a positive safe integer",
+    Breach.DISPATCH_PRECEDES: "every dispatch cannot precede the active scheduledAt",
+}
+
+
+def log_reason(breach: Breach, *, kind: str = "", schedule_id: str = "") -> str:
+    """The reference's corrupt-log reason for ``breach``: ``kind`` names the
+    record of a prompt breach, ``schedule_id`` the id of a transition's."""
+    if breach is Breach.PROMPT:
+        return f"{kind} prompt must be non-empty and already trimmed"
+    if breach is Breach.ID_REUSED:
+        return f"schedule id {js_string(schedule_id)} was reused"
+    if breach is Breach.DELETE_INACTIVE:
+        return f"schedule delete targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.DISPATCH_INACTIVE:
+        return f"schedule dispatch targets inactive id {js_string(schedule_id)}"
+    return _LOG_REASONS[breach]
+
+
+_TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
+    Breach.PROMPT: error("invalid_prompt", Msg.PROMPT),
+    Breach.AFTER_SECONDS: error("invalid_rule", Msg.AFTER_SECONDS),
+    Breach.EVERY_NOT_INTEGER: error("invalid_rule", Msg.EVERY_SECONDS),
+    Breach.EVERY_TOO_FREQUENT: error("frequency_too_high", Msg.EVERY_FLOOR),
+    Breach.ID: error("invalid_rule", Msg.DELETE_ID),
+    Breach.OUT_OF_RANGE: error("time_out_of_range", Msg.OUT_OF_RANGE),
+    # a delivery decision at a clock outside years 0001-9999
+    Breach.ACCEPTED_OUT_OF_RANGE: error("time_out_of_range", Msg.OUT_OF_RANGE),
+    Breach.NOT_FUTURE: error("not_future", Msg.NOT_FUTURE),
+}
+
+
+def tool_error(breach: Breach) -> ScheduleError:
+    """The closed tool error a model sees for ``breach`` (the rules a tool
+    call can break; the others are the log's)."""
+    return _TOOL_ERRORS[breach]
+
+
+__all__ = [
+    "Breach",
+    "Reason",
+    "after_seconds_rule",
+    "dispatch_form_breach",
+    "every_interval_rule",
+    "every_seconds_rule",
+    "fields_rule",
+    "id_breach",
+    "instant_rule",
+    "is_due",
+    "is_stored_text",
+    "lattice_rule",
+    "log_reason",
+    "occurrence_rule",
+    "prompt_breach",
+    "record_rule",
+    "reuse_breach",
+    "target_breach",
+    "tool_error",
+    "tool_prompt",
+]

@@ -1,0 +1,125 @@
+"""A compact, versioned image of ``State``, so reopening a long session does
+not replay it from the start. Derived data: a store keeps it beside the log,
+and a snapshot that does not decode is simply ignored (the log is the truth).
+
+A prompt may hold a lone surrogate (a JavaScript string may, and the log
+keeps it as a ``\\uXXXX`` escape). UTF-8 cannot carry one, and msgspec
+neither writes nor reads such an escape, so an image holding one is written
+and read with the standard library instead, as an ASCII escape like the
+log's; every other image takes msgspec's fast path.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final, Literal
+
+import msgspec
+
+from tickler.core._layered import LayeredMap
+from tickler.core._model import AfterSchedule, AtSchedule, EverySchedule, ScheduleRecord
+from tickler.core._seen import SeenIds
+from tickler.core._sortedkeys import DueKey, SortedKeys
+from tickler.core._state import Entry, State, entry
+
+_KINDS: Final = {"after": 0, "at": 1, "every": 2}
+
+# (order, kind, id, prompt, seconds or 0, scheduled_at): plain types decode fast.
+_Row = tuple[int, int, str, str, int, str]
+
+
+class StateImage(msgspec.Struct, frozen=True, kw_only=True):
+    version: Literal[1] = 1
+    created: int
+    seen_contiguous: int
+    seen_others: list[str]
+    rows: list[_Row]
+
+
+_DECODER: Final = msgspec.json.Decoder(StateImage)
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be used (the caller folds the log instead)."""
+
+
+def _decode_escaped(data: bytes, error: msgspec.DecodeError) -> StateImage:
+    """An image msgspec cannot read: one holding a lone surrogate's escape
+    (see the module docstring), or no image at all (raises SnapshotError)."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        raise SnapshotError(str(error)) from error
+    try:
+        return msgspec.convert(value, StateImage)
+    except msgspec.MsgspecError as exc:
+        raise SnapshotError(str(exc)) from exc
+
+
+def _row(entry: Entry) -> _Row:
+    record = entry.record
+    seconds = 0
+    if isinstance(record, AfterSchedule):
+        seconds = record.after_seconds
+    elif isinstance(record, EverySchedule):
+        seconds = record.every_seconds
+    return (
+        entry.order,
+        _KINDS[record.kind],
+        record.id,
+        record.prompt,
+        seconds,
+        record.scheduled_at,
+    )
+
+
+def _record(row: _Row) -> ScheduleRecord:
+    _, kind, schedule_id, prompt, seconds, scheduled_at = row
+    if kind == 0:
+        return AfterSchedule(schedule_id, prompt, seconds, scheduled_at)
+    if kind == 1:
+        return AtSchedule(schedule_id, prompt, scheduled_at)
+    if kind == 2:
+        return EverySchedule(schedule_id, prompt, seconds, scheduled_at)
+    raise SnapshotError(f"unknown record kind {kind}")
+
+
+def encode_state(state: State) -> bytes:
+    seen = state.seen_ids
+    image = StateImage(
+        created=state.created,
+        seen_contiguous=seen.contiguous,
+        seen_others=sorted(seen.others),
+        rows=[_row(entry) for entry in sorted(state.entries.values())],
+    )
+    try:
+        return _ENCODER.encode(image)
+    except UnicodeEncodeError:  # a lone surrogate: see the module docstring
+        return json.dumps(msgspec.to_builtins(image), separators=(",", ":")).encode()
+
+
+def decode_state(data: bytes) -> State:
+    """Raises :class:`SnapshotError` for anything unusable."""
+    try:
+        image = _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        image = _decode_escaped(data, exc)
+    except msgspec.MsgspecError as exc:
+        raise SnapshotError(str(exc)) from exc
+    entries = {row[2]: entry(row[0], _record(row)) for row in image.rows}
+    if len(entries) != len(image.rows):
+        raise SnapshotError("duplicate ids")
+    one_shots: list[DueKey] = []
+    everies: list[DueKey] = []
+    for active in entries.values():
+        (everies if isinstance(active.record, EverySchedule) else one_shots).append(active.due_key)
+    one_shots.sort()
+    everies.sort()
+    return State(
+        LayeredMap(entries),
+        SeenIds.of(image.seen_contiguous, image.seen_others),
+        image.created,
+        SortedKeys.from_sorted(one_shots),
+        SortedKeys.from_sorted(everies),
+    )

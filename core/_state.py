@@ -1,0 +1,433 @@
+"""Replay: ``State``, ``evolve`` (one change) and ``fold`` (a whole log).
+
+The transition rules are written once, in :func:`_apply`, against a small
+"book" interface. ``fold`` runs them over plain dicts and freezes the result
+once; ``evolve`` runs them over the persistent structures, so the shell keeps
+state incrementally at a cost that does not grow with the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Final, NamedTuple, Protocol
+
+import msgspec
+from msgspec import UNSET
+
+from tickler.core._codec import decode_change
+from tickler.core._errors import CorruptScheduleLog
+from tickler.core._instant import format_instant, parse_instant
+from tickler.core._jsnum import safe_integer
+from tickler.core._layered import LayeredMap
+from tickler.core._model import (
+    AfterSchedule,
+    CreateChange,
+    DeleteChange,
+    DispatchChange,
+    EverySchedule,
+    ScheduleChange,
+    ScheduleRecord,
+)
+from tickler.core._rules import (
+    Breach,
+    Reason,
+    after_seconds_rule,
+    dispatch_form_breach,
+    every_seconds_rule,
+    id_breach,
+    instant_rule,
+    is_stored_text,
+    lattice_rule,
+    log_reason,
+    occurrence_rule,
+    record_rule,
+    reuse_breach,
+)
+from tickler.core._seen import SeenBuilder, SeenIds
+from tickler.core._session import SessionEvent
+from tickler.core._sortedkeys import DueKey, SortedKeys
+from tickler.core._wire import decode_many
+
+SCHEDULE_CHANGE: Final = "schedule/change"
+
+
+class Entry(NamedTuple):
+    """An active record, its creation order, and its target in epoch ms."""
+
+    order: int
+    record: ScheduleRecord
+    target: int
+
+    @property
+    def due_key(self) -> DueKey:
+        return (self.target, self.order, self.record.id)
+
+
+def entry(order: int, record: ScheduleRecord) -> Entry:
+    return Entry(order, record, parse_instant(record.scheduled_at))
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """The replayed schedule state of one session's owned suffix.
+
+    ``entries`` maps each active id to its record; ``one_shots`` and
+    ``everies`` index the active records by (target, creation order);
+    ``seen_ids`` holds every id ever created; ``created`` counts creates.
+    """
+
+    entries: LayeredMap[Entry]
+    seen_ids: SeenIds
+    created: int
+    one_shots: SortedKeys
+    everies: SortedKeys
+
+    @property
+    def active(self) -> tuple[ScheduleRecord, ...]:
+        """Active records in creation order."""
+        return tuple(entry.record for entry in sorted(self.entries.values()))
+
+    def get(self, schedule_id: str) -> ScheduleRecord | None:
+        entry = self.entries.get(schedule_id)
+        return None if entry is None else entry.record
+
+
+EMPTY_STATE: Final = State(LayeredMap(), SeenIds(), 0, SortedKeys(), SortedKeys())
+
+
+class _Book(Protocol):
+    def get(self, schedule_id: str) -> Entry | None: ...
+    def __contains__(self, schedule_id: object) -> bool:
+        """Whether ``schedule_id`` was ever created (the seen ids)."""
+        ...
+
+    @property
+    def created(self) -> int: ...
+    def create(self, new: Entry) -> None: ...
+    def replace(self, entry: Entry, moved: Entry) -> None: ...
+    def remove(self, entry: Entry) -> None: ...
+
+
+def _broken(breach: Breach, change_id: str = "", kind: str = "") -> CorruptScheduleLog:
+    return CorruptScheduleLog(log_reason(breach, kind=kind, schedule_id=change_id))
+
+
+def _apply(book: _Book, change: ScheduleChange) -> None:
+    """The log's rules (reference section (c)), each from the rulebook: the
+    record's fields, then ids never reused; deletes and dispatches of active
+    ids; the dispatch's form and the fixed-rate lattice."""
+    match change:
+        case CreateChange(schedule=record):
+            target = record_rule(record)
+            if isinstance(target, Breach):
+                raise _broken(target, kind=record.kind)
+            reused = reuse_breach(book, record.id)
+            if reused is not None:
+                raise _broken(reused, record.id)
+            book.create(Entry(book.created, record, target))
+        case DeleteChange(id=schedule_id):
+            entry = book.get(schedule_id)
+            if entry is None:
+                raise _broken(id_breach(schedule_id) or Breach.DELETE_INACTIVE, schedule_id)
+            book.remove(entry)
+        case DispatchChange(id=schedule_id, accepted_at=accepted_at):
+            entry = book.get(schedule_id)
+            if entry is None:
+                invalid = id_breach(schedule_id)
+                if invalid is not None:
+                    raise _broken(invalid)
+                raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
+            _dispatch(book, entry, accepted_at if isinstance(accepted_at, str) else None)
+
+
+def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
+    """A one-shot finishes; a fixed-rate record moves to its next lattice
+    point after ``accepted_at``, or ends past year 9999."""
+    record = entry.record
+    form = dispatch_form_breach(record, accepted_at is not None)
+    if form is not None:
+        raise _broken(form)
+    if accepted_at is None or not isinstance(record, EverySchedule):
+        book.remove(entry)
+        return
+    accepted_ms = instant_rule(accepted_at)
+    if isinstance(accepted_ms, Breach):
+        raise _broken(accepted_ms)
+    step = lattice_rule(entry.target, record.every_seconds, accepted_ms)
+    if isinstance(step, Breach):
+        raise _broken(step)
+    following = step[1]
+    if following is None:  # past year 9999: the series ends
+        book.remove(entry)
+    else:
+        moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
+        book.replace(entry, Entry(entry.order, moved, following))
+
+
+class _PersistentBook:
+    """Applies rules to a ``State``, producing the next one."""
+
+    __slots__ = ("entries", "everies", "one_shots", "seen_ids", "state")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def get(self, schedule_id: str) -> Entry | None:
+        return self.state.entries.get(schedule_id)
+
+    def __contains__(self, schedule_id: object) -> bool:
+        return schedule_id in self.state.seen_ids
+
+    def _index(self, entry: Entry, add: bool) -> tuple[SortedKeys, SortedKeys]:
+        s = self.state
+        if isinstance(entry.record, EverySchedule):
+            keys = s.everies.insert(entry.due_key) if add else s.everies.remove(entry.due_key)
+            return s.one_shots, keys
+        keys = s.one_shots.insert(entry.due_key) if add else s.one_shots.remove(entry.due_key)
+        return keys, s.everies
+
+    @property
+    def created(self) -> int:
+        return self.state.created
+
+    def create(self, new: Entry) -> None:
+        s = self.state
+        record = new.record
+        one_shots, everies = self._index(new, add=True)
+        self.state = State(
+            s.entries.set(record.id, new),
+            s.seen_ids.add(record.id),
+            s.created + 1,
+            one_shots,
+            everies,
+        )
+
+    def remove(self, entry: Entry) -> None:
+        s = self.state
+        one_shots, everies = self._index(entry, add=False)
+        self.state = State(
+            s.entries.discard(entry.record.id), s.seen_ids, s.created, one_shots, everies
+        )
+
+    def replace(self, old: Entry, moved: Entry) -> None:
+        self.remove(old)
+        s = self.state
+        one_shots, everies = self._index(moved, add=True)
+        self.state = State(
+            s.entries.set(moved.record.id, moved), s.seen_ids, s.created, one_shots, everies
+        )
+
+
+class _FoldBook:
+    """Applies rules to plain dicts; frozen into a ``State`` once at the end."""
+
+    __slots__ = ("created", "entries", "seen_ids")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Entry] = {}
+        self.seen_ids = SeenBuilder()
+        self.created = 0
+
+    def get(self, schedule_id: str) -> Entry | None:
+        return self.entries.get(schedule_id)
+
+    def __contains__(self, schedule_id: object) -> bool:
+        return schedule_id in self.seen_ids
+
+    def create(self, new: Entry) -> None:
+        self.entries[new.record.id] = new
+        self.seen_ids.add(new.record.id)
+        self.created += 1
+
+    def remove(self, entry: Entry) -> None:
+        del self.entries[entry.record.id]
+
+    def replace(self, old: Entry, moved: Entry) -> None:
+        self.entries[moved.record.id] = moved
+
+    def freeze(self) -> State:
+        one_shots: list[DueKey] = []
+        everies: list[DueKey] = []
+        entries = self.entries
+        for schedule_id, active in entries.items():
+            record = active.record
+            if not isinstance(record, EverySchedule):
+                one_shots.append((active.target, active.order, schedule_id))
+                continue
+            everies.append((active.target, active.order, schedule_id))
+            text = format_instant(active.target)  # the replay moved only the target
+            if text != record.scheduled_at:
+                moved = msgspec.structs.replace(record, scheduled_at=text)
+                entries[schedule_id] = Entry(active.order, moved, active.target)
+        one_shots.sort()
+        everies.sort()
+        return State(
+            LayeredMap(self.entries),
+            self.seen_ids.freeze(),
+            self.created,
+            SortedKeys.from_sorted(one_shots),
+            SortedKeys.from_sorted(everies),
+        )
+
+
+def evolve(state: State, change: ScheduleChange) -> State:
+    """One step of the fold; raises :class:`CorruptScheduleLog`.
+
+    ``change`` must be a validated value (from :func:`decode_change` or
+    ``decide``); the rules here are the log's transition rules.
+    """
+    book = _PersistentBook(state)
+    _apply(book, change)
+    return book.state
+
+
+def _seed_length(seed_length: object) -> int:
+    """A JSON safe integer >= 0 (``1.0`` is 1), else the reference's reason."""
+    value = safe_integer(seed_length)
+    if value is None or value < 0:
+        raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
+    return value
+
+
+def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
+    """Strict replay of the ``schedule/change`` events after ``seed_length``.
+
+    Other event types are skipped. Raises :class:`CorruptScheduleLog` with the
+    reference's reason and the offending event's index.
+    """
+    seed = _seed_length(seed_length)
+    log = events if isinstance(events, Sequence) else list(events)
+    if len(log) < seed:
+        raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
+    owned = [event.data for event in islice(log, seed, None) if event.type == SCHEDULE_CHANGE]
+    book = _FoldBook()
+    try:
+        for start in range(0, len(owned), _CHUNK):
+            _apply_chunk(book, owned, start)
+    except _Rejected as rejected:
+        raise rejected.error.at(_log_index(log, seed, rejected.position)) from None
+    return book.freeze()
+
+
+_CHUNK: Final = 4096
+
+
+class _Rejected(Exception):
+    """The ``position``-th owned change broke a rule (its log index is found
+    only then, so the replay need not carry indices)."""
+
+    def __init__(self, error: CorruptScheduleLog, position: int) -> None:
+        super().__init__(error, position)
+        self.error, self.position = error, position
+
+
+def _log_index(log: Sequence[SessionEvent], seed: int, position: int) -> int:
+    for index in range(seed, len(log)):
+        if log[index].type == SCHEDULE_CHANGE:
+            if position == 0:
+                return index
+            position -= 1
+    raise AssertionError("position beyond the owned changes")  # pragma: no cover
+
+
+def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per usual change
+    book: _FoldBook, owned: list[msgspec.Raw], start: int
+) -> None:
+    """Decode a chunk in one call and replay it on the fast path: the usual
+    change (a valid create of a new id, a delete or dispatch of an active
+    one) is judged by the same rules as :func:`_apply` but applied to plain
+    dicts, with no exception raised. Any other change goes through the exact
+    decoder and :func:`_apply`, for its exact outcome or reason. The
+    property tests hold both paths to the same result.
+
+    A fixed-rate record moved here keeps its old ``scheduledAt`` text (only
+    its target moves); ``freeze`` writes the text once, for the survivors.
+    """
+    chunk = owned[start : start + _CHUNK]
+    decoded = decode_many(chunk)
+    if decoded is None:
+        for position, data in enumerate(chunk, start):
+            _apply_exactly(book, position, data)
+        return
+    entries, seen = book.entries, book.seen_ids
+    new_entry = _new_entry
+    accepted_text, accepted_ms = "", 0
+    for position, change in enumerate(decoded, start):
+        if type(change) is DispatchChange:
+            # An active id's text was judged at its create.
+            active = entries.get(change.id)
+            accepted = change.accepted_at
+            if (
+                active is not None
+                and dispatch_form_breach(active.record, accepted is not UNSET) is None
+            ):
+                if accepted is UNSET:
+                    del entries[change.id]  # a one-shot finishes
+                    continue
+                assert isinstance(accepted, str)
+                if accepted != accepted_text:  # a batch's dispatches share one acceptedAt
+                    read = instant_rule(accepted)
+                    if isinstance(read, Breach):
+                        _apply_exactly(book, position, chunk[position - start])
+                        continue
+                    accepted_text, accepted_ms = accepted, read
+                record = active.record
+                assert isinstance(record, EverySchedule)
+                # The interval and acceptedAt were judged valid already.
+                step = occurrence_rule(active.target, record.every_seconds * 1000, accepted_ms)
+                if not isinstance(step, Breach):
+                    following = step[1]
+                    if following is None:  # the series ends
+                        del entries[change.id]
+                    else:
+                        entries[change.id] = new_entry(Entry, (active.order, record, following))
+                    continue
+        elif type(change) is CreateChange:
+            # Every field rule must hold (their order only picks the reason,
+            # and a breach goes to the exact path for it); the id allocated
+            # next is a valid one that was never seen (``SeenBuilder``).
+            record = change.schedule
+            if type(record) is AfterSchedule:
+                interval = after_seconds_rule(record.after_seconds)
+            elif type(record) is EverySchedule:
+                interval = every_seconds_rule(record.every_seconds)
+            else:
+                interval = 0
+            schedule_id = record.id
+            if (
+                type(interval) is int
+                and is_stored_text(record.prompt)
+                and (
+                    schedule_id == seen.next_id
+                    or (id_breach(schedule_id) is None and reuse_breach(seen, schedule_id) is None)
+                )
+            ):
+                target = instant_rule(record.scheduled_at)
+                if type(target) is int:
+                    entries[schedule_id] = new_entry(Entry, (book.created, record, target))
+                    seen.add(schedule_id)
+                    book.created += 1
+                    continue
+        elif type(change) is DeleteChange and entries.pop(change.id, None) is not None:
+            continue  # a delete of an active id
+        _apply_exactly(book, position, chunk[position - start])
+
+
+# Builds an Entry without the Python-level NamedTuple constructor (hot path).
+_new_entry: Final = tuple.__new__
+
+
+def _apply_exactly(book: _FoldBook, position: int, data: msgspec.Raw) -> None:
+    try:
+        _apply(book, decode_change(data))
+    except CorruptScheduleLog as exc:
+        raise _Rejected(exc, position) from None
+
+
+def fold_changes(changes: Iterable[ScheduleChange], state: State = EMPTY_STATE) -> State:
+    """Evolve ``state`` by already-decoded changes, in order."""
+    for change in changes:
+        state = evolve(state, change)
+    return state

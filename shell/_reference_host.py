@@ -1,0 +1,373 @@
+"""The reference host: a small, real ``AgentHost`` that runs turns through a
+pluggable model callable and records them in the session's own log.
+
+Events it writes (beside the runtime's):
+
+* ``tickler/turn-input`` ``{"n", "source", "text"[, "key"]}`` - a message
+  taken as a future turn (a user message, or a reminder follow-up with its
+  key). Flushed before ``followup`` returns, so it is the durable
+  acknowledgement: a repeat of a key already taken is dropped.
+* ``tickler/turn-start`` ``{"input"}`` and ``tickler/turn`` ``{"input",
+  "reply"}`` - a turn began, and finished with the model's reply.
+* ``tickler/turn-failed`` ``{"input", "attempt", "error"}`` - the model call
+  raised, or did not return within the turn's deadline (``error`` is
+  ``"<ExcType>: <message>"``, bounded, no traceback).
+* ``tickler/turn-abandoned`` ``{"input", "attempts"}`` - the input was given
+  up after ``max_attempts`` starts, so later inputs get their turns.
+
+After a restart, inputs without a finished turn run again, so every taken
+reminder becomes exactly one turn input, and each input gets its turn. A
+poison input (a model call that keeps raising, that never returns, or that
+kills the process) is retried with exponential backoff and given up after
+``max_attempts`` turn starts, counted from the log, so never retried
+forever across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Literal
+
+import msgspec
+
+from tickler.shell._clock import Clock, SystemClock
+from tickler.shell._host import FollowUp, IdleClaim, ReleaseOnce
+from tickler.shell._ports import NewEvent, SessionLog
+from tickler.shell._records import error_text
+from tickler.shell._retry import Backoff, Outage
+
+logger = logging.getLogger("tickler.host")
+
+TURN_INPUT: Final = "tickler/turn-input"
+TURN_START: Final = "tickler/turn-start"
+TURN: Final = "tickler/turn"
+TURN_FAILED: Final = "tickler/turn-failed"
+TURN_ABANDONED: Final = "tickler/turn-abandoned"
+MAX_ATTEMPTS: Final = 5
+TURN_TIMEOUT_S: Final = 300.0  # a model call's deadline: a failed attempt after it
+CLOSE_GRACE_S: Final = 10.0  # how long ``close()`` lets a turn in flight finish
+
+Source = Literal["user", "reminder"]
+
+
+class TurnInput(msgspec.Struct, frozen=True, omit_defaults=True):
+    n: int
+    source: Source
+    text: str
+    key: str | None = None
+
+
+class TurnRef(msgspec.Struct, frozen=True):
+    input: int
+
+
+class TurnRecord(msgspec.Struct, frozen=True):
+    input: int
+    reply: str
+
+
+class TurnFailed(msgspec.Struct, frozen=True):
+    input: int
+    attempt: int  # the turn starts of this input so far, this one included
+    error: str
+
+
+class TurnAbandoned(msgspec.Struct, frozen=True):
+    input: int
+    attempts: int
+
+
+Model = Callable[[TurnInput], Awaitable[str]]
+"""Given the turn's input, produce the assistant's reply. A framework agent
+plugs in here (and calls the schedule tools through the runtime itself)."""
+
+_INPUT: Final = msgspec.json.Decoder(TurnInput)
+_TURN: Final = msgspec.json.Decoder(TurnRecord)
+TURN_REF: Final = msgspec.json.Decoder(TurnRef)
+
+
+class TurnTimeout(Exception):
+    """A model call did not return within the turn's deadline."""
+
+
+class TurnCancelled(Exception):
+    """A model call raised ``asyncio.CancelledError`` of its own (this host
+    was not cancelled): a failed attempt like any other."""
+
+
+def retry_delay(attempt: int, first_s: float, most_s: float) -> float:
+    """The pause after the ``attempt``-th failed start: doubling, capped."""
+    return min(most_s, first_s * 2.0 ** min(attempt - 1, 64))
+
+
+class ReferenceHost:
+    """Runs one turn at a time; a claim or a running turn makes it busy.
+
+    A model call that raises (``asyncio.CancelledError`` included, when it
+    is not this host's own cancellation), or that has not returned after
+    ``turn_timeout_s`` (None: no deadline), is a failed attempt. It is
+    retried after ``retry_first_s``, doubling up to ``retry_most_s`` (waits
+    and deadlines on the injected clock); after ``max_attempts`` starts the
+    input is abandoned and the next one runs.
+    """
+
+    def __init__(
+        self,
+        log: SessionLog,
+        model: Model,
+        clock: Clock | None = None,
+        *,
+        on_reply: Callable[[TurnInput, str], None] | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
+        retry_first_s: float = 1.0,
+        retry_most_s: float = 60.0,
+        turn_timeout_s: float | None = TURN_TIMEOUT_S,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if turn_timeout_s is not None and not turn_timeout_s > 0:
+            raise ValueError("turn_timeout_s must be positive (or None)")
+        self._log = log
+        self._model = model
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._on_reply = on_reply
+        self._max_attempts = max_attempts
+        self._retry_first_s = retry_first_s
+        self._retry_most_s = retry_most_s
+        self._turn_timeout_s = turn_timeout_s
+        self._log_backoff = Backoff(retry_first_s, 2.0, retry_most_s)
+        self._log_outage = Outage(logger, "reference host: recording a turn")
+        self._taken: set[str] = set()
+        self._pending: dict[int, TurnInput] = {}
+        self._starts: dict[int, int] = {}  # turn starts per pending input, from the log
+        self._next_input = 0
+        self._claimed = False
+        self._running = False
+        self._pausing = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._runner: asyncio.Task[None] | None = None
+        self._closed = False
+        self._load()
+
+    def _load(self) -> None:
+        for event in self._log.events(self._log.header.owned_from):
+            if event.type == TURN_INPUT:
+                item = _INPUT.decode(event.data)
+                self._pending[item.n] = item
+                self._next_input = max(self._next_input, item.n + 1)
+                if item.key is not None:
+                    self._taken.add(item.key)
+            elif event.type == TURN_START:
+                n = TURN_REF.decode(event.data).input
+                self._starts[n] = self._starts.get(n, 0) + 1
+            elif event.type == TURN:
+                self._settle(_TURN.decode(event.data).input)
+            elif event.type == TURN_ABANDONED:
+                self._settle(TURN_REF.decode(event.data).input)
+
+    def _settle(self, n: int) -> None:
+        self._pending.pop(n, None)
+        self._starts.pop(n, None)
+
+    # -- AgentHost ----------------------------------------------------------
+
+    def claim_idle(self) -> IdleClaim | None:
+        if self._claimed or self._running or self._closed:
+            return None
+        self._claimed = True
+        self._idle.clear()
+        return ReleaseOnce(self._release)
+
+    async def when_idle(self) -> None:
+        await self._idle.wait()
+
+    async def followup(self, message: FollowUp) -> None:
+        if message.key in self._taken:
+            return
+        await self._take("reminder", message.text, message.key)
+
+    # -- beyond the port ------------------------------------------------------
+
+    @property
+    def pending_turns(self) -> int:
+        return len(self._pending)
+
+    @property
+    def busy(self) -> bool:
+        return self._claimed or self._running
+
+    def start(self) -> None:
+        """Run the turns left over from before a restart."""
+        self._kick()
+
+    async def send(self, text: str) -> None:
+        """A user message, taken as a turn."""
+        await self._take("user", text, None)
+
+    async def close(self, *, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Stop taking turns: a retry pause ends at once; a turn in flight
+        may finish within ``grace_s`` (on the host's clock), then it is cut
+        (its input runs again after a restart, as after a crash)."""
+        self._closed = True
+        runner = self._runner
+        if runner is None or runner.done():
+            return
+        if not self._pausing:
+            grace = asyncio.ensure_future(self._clock.sleep(grace_s))
+            try:
+                await asyncio.wait((runner, grace), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                grace.cancel()
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+    # -- internals ----------------------------------------------------------
+
+    async def _take(self, source: Source, text: str, key: str | None) -> None:
+        n, self._next_input = self._next_input, self._next_input + 1
+        item = TurnInput(n, source, text, key)
+        event = NewEvent(TURN_INPUT, msgspec.json.encode(item), self._clock.now_ms())
+        # Shielded: a cancelled caller (a runtime disposing) must not leave
+        # the log holding an input this host does not know of.
+        await asyncio.shield(self._record_input(item, event))
+        await self._log.flush()  # raising here means "not taken": it will come again
+        self._kick()
+
+    async def _record_input(self, item: TurnInput, event: NewEvent) -> None:
+        self._log.append([event])
+        self._pending[item.n] = item
+        if item.key is not None:
+            self._taken.add(item.key)
+
+    def _release(self) -> None:
+        self._claimed = False
+        self._kick()
+        self._update_idle()
+
+    def _update_idle(self) -> None:
+        if self._claimed or self._running or (self._pending and not self._closed):
+            self._idle.clear()
+        else:
+            self._idle.set()
+
+    def _kick(self) -> None:
+        self._update_idle()
+        if self._claimed or self._closed or not self._pending:
+            return
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run_turns())
+
+    async def _run_turns(self) -> None:
+        try:
+            while self._pending and not self._claimed and not self._closed:
+                item = self._pending[min(self._pending)]
+                self._running = True
+                self._idle.clear()
+                try:
+                    pause = await self._attempt(item)
+                    self._log_outage.ok()
+                except Exception as exc:  # noqa: BLE001 - the log failed: logged once per outage
+                    self._log_outage.failed(exc)
+                    pause = self._log_backoff.next_delay()
+                try:
+                    if pause is not None and not self._closed:
+                        self._pausing = True
+                        await self._clock.sleep(pause)
+                finally:
+                    self._pausing = False
+                    self._running = False
+        finally:
+            self._running = False  # cut by close(): never busy for good
+            self._update_idle()
+
+    async def _attempt(self, item: TurnInput) -> float | None:
+        """One try at ``item``'s turn; the pause before the next try, if any."""
+        starts = self._starts.get(item.n, 0)
+        if starts >= self._max_attempts:  # started often enough before a restart
+            await self._give_up(item, starts, [])
+            return None
+        now = self._clock.now_ms()
+        self._log.append([NewEvent(TURN_START, msgspec.json.encode(TurnRef(item.n)), now)])
+        starts = self._starts[item.n] = starts + 1
+        try:
+            reply = await self._call_model(item)
+        except Exception as exc:  # noqa: BLE001 - any model failure is this turn's failure
+            return await self._failed(item, starts, exc)
+        record = TurnRecord(item.n, reply)
+        self._log.append([NewEvent(TURN, msgspec.json.encode(record), self._clock.now_ms())])
+        await self._log.flush()
+        self._settle(item.n)
+        self._log_backoff.reset()
+        if self._on_reply is not None:
+            try:
+                self._on_reply(item, reply)
+            except Exception:
+                logger.exception("reference host: on_reply failed for turn %d", item.n)
+        return None
+
+    async def _call_model(self, item: TurnInput) -> str:
+        """The model's reply, from a task of its own, so that neither a
+        ``CancelledError`` it raises nor one it never returns can be taken
+        for this host's own cancellation (``close()``): the first is raised
+        here as a failure, the second is cut at the deadline. Raises
+        :class:`TurnTimeout` at the deadline."""
+        call = asyncio.ensure_future(self._model(item))
+        if self._turn_timeout_s is None:
+            waits: tuple[asyncio.Future[Any], ...] = (call,)
+        else:
+            waits = (call, asyncio.ensure_future(self._clock.sleep(self._turn_timeout_s)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits[1:]:
+                wait.cancel()
+            if not call.done():  # past the deadline, or this host was cancelled
+                call.cancel()
+                call.add_done_callback(_retrieve)
+        if not call.done():
+            raise TurnTimeout(f"the model call did not return within {self._turn_timeout_s:g} s")
+        try:
+            return str(call.result())  # a str subclass (LangChain's) would not encode
+        except asyncio.CancelledError as exc:  # the model's own, not this host's
+            raise TurnCancelled(f"the model call raised {error_text(exc)}") from None
+
+    async def _failed(self, item: TurnInput, attempt: int, exc: Exception) -> float | None:
+        """Record the failure; give the input up after the last attempt."""
+        text = error_text(exc)
+        logger.warning(
+            "reference host: turn %d failed (attempt %d of %d): %s",
+            item.n,
+            attempt,
+            self._max_attempts,
+            text,
+        )
+        logger.debug("reference host: turn %d traceback", item.n, exc_info=exc)
+        failed = TurnFailed(item.n, attempt, text)
+        batch = [NewEvent(TURN_FAILED, msgspec.json.encode(failed), self._clock.now_ms())]
+        if attempt >= self._max_attempts:
+            await self._give_up(item, attempt, batch)
+            return None
+        self._log.append(batch)
+        await self._log.flush()
+        return retry_delay(attempt, self._retry_first_s, self._retry_most_s)
+
+    async def _give_up(self, item: TurnInput, attempts: int, batch: list[NewEvent]) -> None:
+        logger.warning(
+            "reference host: input %d abandoned after %d attempts; later inputs run",
+            item.n,
+            attempts,
+        )
+        gone = TurnAbandoned(item.n, attempts)
+        now = self._clock.now_ms()
+        self._log.append([*batch, NewEvent(TURN_ABANDONED, msgspec.json.encode(gone), now)])
+        await self._log.flush()
+        self._settle(item.n)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Take the outcome of a model call cut at its deadline (nobody awaits it)."""
+    if not task.cancelled():
+        task.exception()

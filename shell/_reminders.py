@@ -1,0 +1,120 @@
+"""The typed API's values: what a program passes and gets back instead of
+the model's JSON text. They translate to and from the tool's arguments and
+outcome, so a program and a model go through the same rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Literal
+
+import msgspec
+
+from tickler.core import AfterSchedule, EverySchedule, ScheduleView, parse_instant
+from tickler.core import ScheduleError as ErrorValue
+from tickler.core._errors import ErrorCode, Operation
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class ScheduleError(Exception):
+    """A refused schedule operation: ``code`` is one of the ten closed
+    codes and ``message`` the text the model would see for the same call
+    (``operation`` and ``id`` as in ``persistence_uncertain``)."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        operation: Operation | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code: ErrorCode = code
+        self.message = message
+        self.operation = operation
+        self.id = id
+
+    @classmethod
+    def of(cls, value: ErrorValue) -> ScheduleError:
+        return cls(value.code, value.message, value.operation, value.id)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalTime:
+    """A wall-clock time in an IANA zone, for ``schedule(at=...)``: resolved
+    as the tool resolves ``{date, time, time_zone}`` (a time that occurs
+    twice is the earlier one; one that does not exist is refused)."""
+
+    date: date
+    time: time
+    zone: str
+
+
+class Reminder(msgspec.Struct, frozen=True, kw_only=True):
+    """An active reminder, as a program sees it."""
+
+    id: str
+    kind: Literal["after", "at", "every"]
+    prompt: str
+    due: datetime
+    """Its next target, an aware UTC datetime (millisecond precision)."""
+    overdue: bool
+    """Due and not yet delivered (the tool's ``"state": "overdue"``)."""
+    after: timedelta | None = None
+    """An ``after`` reminder's delay."""
+    every: timedelta | None = None
+    """An ``every`` reminder's interval."""
+
+
+def _seconds(value: object) -> object:
+    """A ``timedelta`` as the tool's seconds (an int when whole: the rules
+    refuse the rest); anything else is passed on for the rules to judge."""
+    if isinstance(value, timedelta):
+        seconds = value / timedelta(seconds=1)
+        return int(seconds) if seconds.is_integer() else seconds
+    return value
+
+
+def _at(value: object) -> object:
+    """An aware ``datetime`` as an RFC 3339 instant, a :class:`LocalTime` as
+    the tool's local object; a naive ``datetime`` is written without an
+    offset, which the rules refuse as the tool does."""
+    if isinstance(value, LocalTime):
+        clock = value.time.replace(tzinfo=None).isoformat(timespec="milliseconds")
+        return {"date": value.date.isoformat(), "time": clock, "time_zone": value.zone}
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            return value.isoformat(timespec="milliseconds")
+        return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return value
+
+
+def create_arguments(prompt: object, after: object, at: object, every: object) -> dict[str, object]:
+    """The ``schedule_create`` arguments a typed call stands for."""
+    args: dict[str, object] = {"prompt": prompt}
+    if after is not None:
+        args["after_seconds"] = _seconds(after)
+    if at is not None:
+        args["at"] = _at(at)
+    if every is not None:
+        args["every_seconds"] = _seconds(every)
+    return args
+
+
+def reminder_of(view: ScheduleView) -> Reminder:
+    record = view.record
+    due = _EPOCH + timedelta(milliseconds=parse_instant(record.scheduled_at))
+    return Reminder(
+        id=record.id,
+        kind=record.kind,
+        prompt=record.prompt,
+        due=due,
+        overdue=view.state == "overdue",
+        after=timedelta(seconds=record.after_seconds)
+        if isinstance(record, AfterSchedule)
+        else None,
+        every=timedelta(seconds=record.every_seconds)
+        if isinstance(record, EverySchedule)
+        else None,
+    )

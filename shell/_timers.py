@@ -1,0 +1,113 @@
+"""One timer heap per process for all live runtimes.
+
+Each runtime has at most one entry: its next wake (the earliest target of
+its active reminders). A single task sleeps until the earliest entry, but
+never longer than ``max_wait_s``, and re-reads the wall clock on every wake:
+a rolled-back clock makes nothing early, a forward jump is noticed within
+``max_wait_s``. Waking a runtime only asks it to look; it decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import weakref
+from collections.abc import Callable
+from typing import Final
+
+from tickler.shell._clock import Clock
+
+DEFAULT_MAX_WAIT_S: Final = 1.0
+
+
+class TimerHeap:
+    def __init__(self, clock: Clock, *, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
+        self._clock = clock
+        self._max_wait_s = max_wait_s
+        self._heap: list[tuple[int, int, object]] = []
+        self._armed: dict[object, tuple[int, int, Callable[[], None]]] = {}
+        self._counter = 0
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._armed)
+
+    def arm(self, owner: object, at_ms: int, wake: Callable[[], None]) -> None:
+        """Call ``wake()`` once the wall clock reaches ``at_ms`` (replacing
+        ``owner``'s previous entry)."""
+        previous = self._armed.get(owner)
+        if previous is not None and previous[0] == at_ms:
+            self._armed[owner] = (at_ms, previous[1], wake)
+            return
+        self._counter += 1
+        self._armed[owner] = (at_ms, self._counter, wake)
+        heapq.heappush(self._heap, (at_ms, self._counter, owner))
+        if self._heap[0][1] == self._counter:
+            self._changed.set()
+        self._ensure_running()
+
+    def cancel(self, owner: object) -> None:
+        self._armed.pop(owner, None)  # its heap entry is dropped lazily
+
+    def deadline(self, owner: object) -> int | None:
+        entry = self._armed.get(owner)
+        return None if entry is None else entry[0]
+
+    def _ensure_running(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="tickler-timers")
+
+    def _pop_due(self, now: int) -> list[Callable[[], None]]:
+        due: list[Callable[[], None]] = []
+        while self._heap and self._heap[0][0] <= now:
+            _at_ms, counter, owner = heapq.heappop(self._heap)
+            entry = self._armed.get(owner)
+            if entry is not None and entry[1] == counter:
+                del self._armed[owner]
+                due.append(entry[2])
+        while self._heap and self._armed.get(self._heap[0][2], (0, -1))[1] != self._heap[0][1]:
+            heapq.heappop(self._heap)  # stale entries at the top
+        return due
+
+    async def _run(self) -> None:
+        while self._armed:
+            for wake in self._pop_due(self._clock.now_ms()):
+                wake()
+            if not self._heap:
+                break
+            delay_s = (self._heap[0][0] - self._clock.now_ms()) / 1000
+            self._changed.clear()
+            await self._sleep_or_change(min(self._max_wait_s, max(0.0, delay_s)))
+
+    async def _sleep_or_change(self, seconds: float) -> None:
+        sleep = asyncio.ensure_future(self._clock.sleep(seconds))
+        changed = asyncio.ensure_future(self._changed.wait())
+        try:
+            await asyncio.wait((sleep, changed), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleep.cancel()
+            changed.cancel()
+
+    async def close(self) -> None:
+        self._armed.clear()
+        self._heap.clear()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, TimerHeap]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_timers(clock: Clock) -> TimerHeap:
+    """The process's timer heap for this event loop and clock."""
+    per_loop = _SHARED.setdefault(asyncio.get_running_loop(), {})
+    heap = per_loop.get(id(clock))
+    if heap is None or heap._clock is not clock:
+        heap = per_loop[id(clock)] = TimerHeap(clock)
+    return heap
