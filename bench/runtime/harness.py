@@ -281,7 +281,7 @@ async def count_descriptors(directory: str, sessions: int) -> Descriptors:
     logs = [await store.open(f"p{i}", created_at=int(wall_ms())) for i in range(sessions)]
     fds1 = open_fds()
     for session_log in logs:
-        await session_log.append([NewEvent("probe", b"{}", int(wall_ms()))])
+        session_log.append([NewEvent("probe", b"{}", int(wall_ms()))])
     fds2 = open_fds()
     await asyncio.gather(*(session_log.flush() for session_log in logs))
     fds3 = open_fds()
