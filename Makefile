@@ -59,7 +59,7 @@ bench-stores: install
 	$(BIN)/python bench/stores.py
 
 bench-runtime: install
-	$(BIN)/python bench/runtime.py
+	$(BIN)/python -m bench.runtime
 
 # PostgreSQL workers against procrastinate, on the local server (127.0.0.1:5432).
 bench-postgres: install
