@@ -72,7 +72,6 @@ logger = logging.getLogger("tickler.mcp")
 
 SERVER_NAME: Final = "tickler"
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
-LOG_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 HostFactory = Callable[[str], AgentHost]
 """Makes the session's delivery target, given the session id."""
@@ -293,10 +292,12 @@ def serve_command(
     the ``mcp`` extra is missing). Raises ``ValueError`` for usage errors
     (a bad session id, not exactly one target, a delivery program that is
     not there, a bad URL or timeout) before anything is created."""
+    from tickler.adapters.cli.options import configure_logging
+
     validate_session_id(session_id)
     try:
         delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
-        logging.basicConfig(stream=sys.stderr, level=log_level, format=LOG_FORMAT)
+        configure_logging(log_level)
         run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except (ImportError, StoreError) as exc:
         logger.error("%s", exc)
