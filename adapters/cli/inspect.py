@@ -116,7 +116,7 @@ def _row(
     if own is not None:
         row["zone"] = own.key
         row["zoneLocal"] = zone_text(target, own)
-    row["state"] = "overdue" if parse_instant(record.scheduled_at) <= now_ms else "scheduled"
+    row["state"] = "overdue" if target <= now_ms else "scheduled"
     return row
 
 

@@ -12,8 +12,8 @@ from tickler.adapters.cli.options import configure_logging, log_level_option
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
-UNREACHABLE = 1
-"""Exit status of every command that cannot connect to the database."""
+CANNOT_USE_DATABASE = 1
+"""Exit status of every command that cannot connect to (or use) the database."""
 
 
 def _require_psycopg() -> None:
@@ -46,7 +46,7 @@ def migrate(dsn: str, schema: str) -> int:
     try:
         before, after = run_migration(dsn, schema)
     except DatabaseUnreachable as exc:
-        return _unreachable(exc)
+        return _cannot_use(exc)
     except (ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
     if before == after:
@@ -56,9 +56,9 @@ def migrate(dsn: str, schema: str) -> int:
     return 0
 
 
-def _unreachable(exc: Exception) -> int:
+def _cannot_use(exc: Exception) -> int:
     click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
-    return UNREACHABLE
+    return CANNOT_USE_DATABASE
 
 
 @click.command()
@@ -185,5 +185,5 @@ def worker(
     except SchemaMissing as exc:
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the database cannot be used: not a usage error
-        return _unreachable(exc)
+        return _cannot_use(exc)
     return 0
