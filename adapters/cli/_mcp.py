@@ -15,7 +15,7 @@ from tickler.adapters._delivery import (
     DeliverUrl,
 )
 from tickler.adapters._mcp_server import HostFactory, require_mcp, serve_corrupt, serve_stdio
-from tickler.adapters.cli._options import LOG_FORMAT
+from tickler.adapters.cli._options import configure_logging
 from tickler.adapters.stores._files import CorruptStore
 from tickler.shell._ports import StoreError, validate_session_id
 
@@ -88,7 +88,7 @@ def serve_command(
     validate_session_id(session_id)
     try:
         delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
-        logging.basicConfig(stream=sys.stderr, level=log_level, format=LOG_FORMAT)
+        configure_logging(log_level)
         run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except (ImportError, StoreError) as exc:
         logger.error("%s", exc)

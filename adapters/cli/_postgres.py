@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
-import logging
 import signal
-import sys
 
 import click
 
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._options import log_level_option
+from tickler.adapters.cli._options import configure_logging, log_level_option
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
+CANNOT_USE_DATABASE = 1
+"""Exit status of every command that cannot connect to (or use) the database."""
 
 
 def _require_psycopg() -> None:
@@ -36,13 +36,17 @@ def db() -> None:
 @click.option("--schema", default="tickler", show_default=True, help=_SCHEMA_HELP)
 def migrate(dsn: str, schema: str) -> int:
     """Create or upgrade tickler's tables; safe to run again and from
-    several processes at once."""
+    several processes at once. Exit 0 when done, 1 when PostgreSQL cannot
+    be reached, 2 for usage errors."""
     _require_psycopg()
+    from tickler.adapters.stores._postgres_schema import DatabaseUnreachable
     from tickler.adapters.stores._postgres_schema import migrate as run_migration
     from tickler.shell._ports import StoreError
 
     try:
         before, after = run_migration(dsn, schema)
+    except DatabaseUnreachable as exc:
+        return _cannot_use(exc)
     except (ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
     if before == after:
@@ -50,6 +54,11 @@ def migrate(dsn: str, schema: str) -> int:
     else:
         click.echo(f"schema {schema}: version {before} -> {after}")
     return 0
+
+
+def _cannot_use(exc: Exception) -> int:
+    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    return CANNOT_USE_DATABASE
 
 
 @click.command()
@@ -62,6 +71,14 @@ def migrate(dsn: str, schema: str) -> int:
     metavar="TARGET",
     help="Where due follow-ups go: module:function (a Python callable), an http(s):// URL "
     "(POST, 2xx = delivered), or a command (JSON on stdin, exit 0 = delivered; no shell).",
+)
+@click.option(
+    "--app-dir",
+    default=".",
+    show_default=True,
+    metavar="DIR",
+    help="Put DIR first on the import path, to import a module:function target from it "
+    "(the working directory unless given).",
 )
 @click.option(
     "--concurrency",
@@ -109,6 +126,7 @@ def worker(
     dsn: str,
     schema: str,
     target: str,
+    app_dir: str,
     concurrency: int,
     deliver_timeout: float | None,
     poll_s: float,
@@ -135,7 +153,6 @@ def worker(
         shortest_lease_s,
         target_timeout,
     )
-    from tickler.adapters.cli._options import LOG_FORMAT
     from tickler.adapters.stores._postgres import PostgresStore
     from tickler.adapters.stores._postgres_schema import SchemaMissing
     from tickler.shell._ports import StoreError
@@ -148,11 +165,11 @@ def worker(
             f"give at least {shortest_lease_s(timeout):g} s, or a shorter --deliver-timeout"
         )
     try:
-        deliver = delivery_target(target, timeout=deliver_timeout)
+        deliver = delivery_target(target, timeout=deliver_timeout, app_dir=app_dir)
         store = PostgresStore(dsn, schema=schema, lease_s=lease_s)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    logging.basicConfig(stream=sys.stderr, level=log_level.upper(), format=LOG_FORMAT)
+    configure_logging(log_level)
     grace = grace_s if grace_s is not None else timeout + 5.0
     try:
         asyncio.run(
@@ -168,6 +185,5 @@ def worker(
     except SchemaMissing as exc:
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the database cannot be used: not a usage error
-        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
-        return 1
+        return _cannot_use(exc)
     return 0
