@@ -20,6 +20,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+# ``async def`` tests run on a fresh event loop each, by the plugin that
+# ships with the store contract, as they do in a user's project.
+pytest_plugins = ["tickler.testing"]
+
 _DATABASE = DirectoryBasedExampleDatabase(
     Path(__file__).resolve().parents[1] / ".hypothesis" / "examples"
 )

@@ -85,6 +85,37 @@ def test_importing_tickler_loads_no_framework() -> None:
     assert "pydantic_ai" in _loaded_after("tickler.pydantic_ai_host")
 
 
+def test_the_store_contract_is_a_test_time_module() -> None:
+    """``tickler.testing`` (the store contract, a pytest plugin) is never
+    loaded by ``import tickler``."""
+    probe = "import sys, tickler; tickler.JsonlStore; print('tickler.testing' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False"]
+    assert "pytest" not in _loaded_after("tickler.__all__; dir(tickler); tickler.JsonlStore")
+
+
+def test_the_store_contract_without_pytest_names_the_extra() -> None:
+    # "Not installed": an import of pytest fails.
+    blocked = "import sys; sys.modules['pytest'] = None; import tickler.testing"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"ImportError: tickler.testing needs pytest: pip install '{DISTRIBUTION}[testing]'"
+    )
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert [name.partition(">")[0] for name in extras["testing"]] == ["pytest"]
+    assert set(extras["testing"]) <= set(extras["all"])
+    import tickler.testing
+
+    assert sorted(tickler.testing.__all__) == tickler.testing.__all__
+    for name in tickler.testing.__all__:
+        assert getattr(tickler.testing, name) is not None, name
+
+
 # Each public name and the module that defines it.
 HOMES = {
     "ScheduleRuntime": "tickler.shell",
@@ -165,7 +196,7 @@ def test_each_package_names_its_public_api(package: str) -> None:
         assert getattr(module, name) is not None, name
     folder = ROOT / package.removeprefix("tickler").strip(".").replace(".", "/")
     public_modules = {"__init__.py", "__main__.py", "pydantic_ai.py", "openai_agents.py",
-                      "langchain.py", "ruff.toml"}  # fmt: skip
+                      "langchain.py", "ruff.toml", "testing.py"}  # fmt: skip
     for path in folder.iterdir():
         if path.is_file() and path.suffix == ".py" and path.name not in public_modules:
             assert path.name.startswith("_"), f"{path} is not public: name it _{path.name}"

@@ -1,12 +1,10 @@
-"""Fixtures for the store tests: one store factory per backend, and
-``async def`` tests (functions or methods) run on a fresh event loop (no
-plugin needed)."""
+"""Fixtures for the store tests: one store factory per backend. ``async
+def`` tests (functions or methods) run on a fresh event loop, by the
+``tickler.testing`` plugin (tests/conftest.py names it)."""
 
 from __future__ import annotations
 
-import asyncio
 import errno
-import inspect
 import os
 import resource
 import signal
@@ -23,23 +21,14 @@ import pytest
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.adapters.stores._sqlite import SqliteStore
-from tickler.shell._ports import NewEvent, SessionStore
+from tickler.shell._ports import SessionStore
+from tickler.testing import new_events as new_events  # noqa: PLC0414 - re-exported for the store tests
 
 from .pgsupport import FIGURES
 
 CHILD = Path(__file__).with_name("store_child.py")
 DURABLE = ("jsonl", "sqlite")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    # ``obj`` is a bound method for a test in a class (``argnames`` then leaves
-    # out ``self``); ``funcargs`` holds every requested fixture, of any scope.
-    if not inspect.iscoroutinefunction(pyfuncitem.obj):
-        return None
-    names = pyfuncitem._fixtureinfo.argnames
-    asyncio.run(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
-    return True
+CLASSES = {"jsonl": "JsonlStore", "sqlite": "SqliteStore"}
 
 
 def store_path(kind: str, root: Path) -> Path:
@@ -78,7 +67,7 @@ class Stores:
             return self._memory
         return make_store(self.kind, self.root)
 
-    # -- the contract's StoreBackend (store_contract.py) --
+    # -- the contract's DurableStoreBackend (tickler.testing) --
 
     async def open_store(self) -> SessionStore:
         return self.open()
@@ -89,7 +78,10 @@ class Stores:
         return frozenset(tree(self.root.parent))
 
     def child_spec(self) -> tuple[str, str]:
-        return (self.kind, str(self.path))
+        """The public store class itself opens the storage in the child."""
+        if self.kind not in CLASSES:
+            raise ValueError(f"{self.kind} storage is this process's own")
+        return (f"tickler.adapters.stores:{CLASSES[self.kind]}", str(self.path))
 
 
 @pytest.fixture(params=["memory", *DURABLE])
@@ -100,13 +92,6 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
 @pytest.fixture(params=DURABLE)
 def durable(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     return Stores(str(request.param), tmp_path / "data")
-
-
-def new_events(count: int, *, start: int = 0, kind: str = "note") -> list[NewEvent]:
-    return [
-        NewEvent(kind, f'{{"n":{start + index},"text":"é ✓"}}'.encode(), 1_000 + start + index)
-        for index in range(count)
-    ]
 
 
 def run_child(*args: str) -> str:

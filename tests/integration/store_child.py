@@ -15,9 +15,11 @@ store_child.py crash KIND LOCATION SEED [A,B,..]  print "started", then open the
                                                 sessions, printing "SESSION FIRST COUNT"
                                                 per flushed batch
 
-KIND LOCATION name the storage (a store's ``child_spec()`` in the contract):
-KIND is a key of ``OPENERS``, LOCATION a string its opener understands (a
-path, a connection string). A new store kind is one entry there.
+KIND LOCATION name the storage: KIND is a key of ``OPENERS``, LOCATION a
+string its opener understands (a path, a connection string). A new store
+kind is one entry there. (The store contract's own cross-process test needs
+none of this: see ``tickler.testing``; its PostgreSQL backend names
+``postgres_store`` here.)
 """
 
 from __future__ import annotations

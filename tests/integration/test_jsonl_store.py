@@ -20,6 +20,7 @@ from tickler.adapters.stores._wal import MAGIC, encode_record, read_records
 from tickler.core import SessionHeader, parse_session_jsonl
 from tickler.core._session import SessionFileError, event
 from tickler.shell._ports import NewEvent, Snapshot, StoreError
+from tickler.testing import expected, summary
 
 from .conftest import (
     CHILD,
@@ -30,7 +31,6 @@ from .conftest import (
     new_events,
     open_fds,
 )
-from .test_store_contract import expected, summary
 
 HEADER = header_line(SessionHeader(id="s1", created_at=5))
 

@@ -1,4 +1,4 @@
-"""The store contract (store_contract.py) on the real PostgreSQL: each test
+"""The store contract (tickler.testing) on the real PostgreSQL: each test
 in a fresh schema of its own (``pg_schema``), dropped after."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ import psycopg
 import pytest
 
 from tickler.shell._ports import SessionStore
+from tickler.testing import DurableStoreBackend, DurableStoreContract
 
+from .conftest import CHILD
 from .pgsupport import PgSchema, pg_schema
-from .store_contract import DurableStoreContract, StoreBackend
 
 __all__ = ["pg_schema"]  # the fixture, imported for pytest
 
@@ -47,15 +48,16 @@ class PgBackend:
         return found
 
     def child_spec(self) -> tuple[str, str]:
-        return ("postgres", f"{self.schema.schema}:{self.schema.dsn}")
+        """``store_child.py``'s opener takes ``SCHEMA:DSN``."""
+        return (f"{CHILD}:postgres_store", f"{self.schema.schema}:{self.schema.dsn}")
 
 
 class TestPostgresStoreContract(DurableStoreContract):
     @pytest.fixture
-    def backend(self, pg_schema: PgSchema) -> StoreBackend:
+    def backend(self, pg_schema: PgSchema) -> DurableStoreBackend:
         return PgBackend(pg_schema)
 
-    async def test_the_footprint_sees_every_table(self, backend: StoreBackend) -> None:
+    async def test_the_footprint_sees_every_table(self, backend: DurableStoreBackend) -> None:
         # The refusal checks compare footprints: they prove something only
         # if a session's rows show up in it.
         empty = await backend.footprint()

@@ -1,4 +1,4 @@
-"""The store contract (store_contract.py) run for each store in the box."""
+"""The store contract (tickler.testing) run for each store in the box."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Stores
-from .store_contract import DurableStoreContract, StoreBackend, StoreContract, expected, summary
+from tickler.testing import (
+    DurableStoreBackend,
+    DurableStoreContract,
+    StoreBackend,
+    StoreContract,
+)
 
-__all__ = ["expected", "summary"]  # test_jsonl_store.py imports them from here
+from .conftest import Stores
 
 
 class TestMemoryStoreContract(StoreContract):
@@ -20,11 +24,11 @@ class TestMemoryStoreContract(StoreContract):
 
 class TestJsonlStoreContract(DurableStoreContract):
     @pytest.fixture
-    def backend(self, tmp_path: Path) -> StoreBackend:
+    def backend(self, tmp_path: Path) -> DurableStoreBackend:
         return Stores("jsonl", tmp_path / "data")
 
 
 class TestSqliteStoreContract(DurableStoreContract):
     @pytest.fixture
-    def backend(self, tmp_path: Path) -> StoreBackend:
+    def backend(self, tmp_path: Path) -> DurableStoreBackend:
         return Stores("sqlite", tmp_path / "data")

@@ -1,24 +1,34 @@
-"""The SessionStore / SessionLog contract, once, for every store.
+"""The store contract: one test suite for every ``SessionStore``, tickler's
+own and yours.
 
-A store joins by subclassing :class:`StoreContract` (its storage is the
-store instance, e.g. memory) or :class:`DurableStoreContract` (its storage
-outlives an instance: it adds the lock-out tests for a second store and
-another process), in a ``test_*.py`` module, and overriding one fixture,
-``backend``, that returns a :class:`StoreBackend` over fresh, empty storage:
+A store joins by subclassing :class:`StoreContract` (its storage is the store
+instance, e.g. memory) or :class:`DurableStoreContract` (its storage outlives
+an instance: it adds the lock-out tests for a second store and for another
+process) in a ``test_*.py`` module, and overriding one fixture, ``backend``,
+that returns a :class:`StoreBackend` (:class:`DurableStoreBackend`) over
+fresh, empty storage:
 
 - ``async open_store() -> SessionStore``: a store over that storage; a NEW
   instance each call for a durable store, the same one otherwise;
 - ``async footprint() -> object``: an ``==``-comparable snapshot of all that
-  exists in the storage (files, rows);
-- ``child_spec() -> tuple[str, str]``: ``(kind, location)`` from which
-  ``store_child.py`` opens the same storage in another process (durable
-  only); a new kind is one entry in its ``OPENERS``.
+  exists in the storage (files, rows), so a refused open is seen to leave
+  nothing behind;
+- ``child_spec() -> tuple[str, str]`` (durable only): ``(target, location)``
+  from which another Python process opens the same storage: ``target`` is
+  ``"package.module:function"`` or ``"path/to/file.py:function"``, a
+  function (or class) that takes ``location`` and returns the store or an
+  awaitable of it. The child process sees this process's ``sys.path``.
 
-Test methods are ``async def``, each run on its own event loop (see
-``pytest_pyfunc_call`` in conftest.py), so open loop-bound resources such as
-connections in ``open_store``, never in a fixture; fixtures are plain
-(sync) functions, and a class-scoped one must be a ``@classmethod`` (pytest
-deprecates instance-method ones, and warnings are errors here). For a
+The test methods are ``async def``, each run on a fresh event loop by this
+module's pytest plugin: name it once in the top-level ``conftest.py``::
+
+    pytest_plugins = ["tickler.testing"]
+
+(or run ``pytest -p tickler.testing``). It runs every ``async def`` test that
+no other async plugin claims (a test marked ``asyncio``, ``anyio`` or
+``trio`` is left to its own plugin). So open loop-bound resources such as
+connections in ``open_store``, never in a fixture; fixtures are plain (sync)
+functions, and a class-scoped one must be a ``@classmethod``. For a
 hypothetical key-value store::
 
     class KvBackend:
@@ -32,25 +42,42 @@ hypothetical key-value store::
             return sorted(kv_keys(self.url))
 
         def child_spec(self) -> tuple[str, str]:
-            return ("kv", self.url)  # store_child.py: OPENERS["kv"] = kv_store
+            return ("kvstore:KvStore.connect", self.url)
 
 
     class TestKvStoreContract(DurableStoreContract):
         @pytest.fixture
-        def backend(self) -> Iterator[StoreBackend]:
+        def backend(self) -> Iterator[DurableStoreBackend]:
             url = create_namespace()  # its own, so parallel runs never collide
             yield KvBackend(url)
             drop_namespace(url)
+
+Errors say what they are about: :class:`~tickler.shell.SessionLocked` names
+the session, an append to a closed log raises ``StoreError`` saying
+"closed", a snapshot beyond the log ``StoreError`` saying "beyond", and an
+event that would not read back (data that is not one line of JSON, a
+negative time) ``ValueError`` saying "read back" or "one line".
+
+pytest is a test-time dependency: ``pip install 'tickler-agents[testing]'``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar, Protocol
+import inspect
+import os
+import subprocess
+import sys
+from typing import ClassVar, Literal, Protocol
 
-import pytest
+try:
+    import pytest
+except ImportError as error:  # pytest is no dependency of tickler itself
+    raise ImportError(
+        "tickler.testing needs pytest: pip install 'tickler-agents[testing]'"
+    ) from error
 
-from tickler.shell._ports import (
+from tickler.shell import (
     InvalidSessionId,
     NewEvent,
     SessionLocked,
@@ -60,9 +87,18 @@ from tickler.shell._ports import (
     StoreError,
 )
 
-from .conftest import new_events, run_child
+__all__ = [
+    "DurableStoreBackend",
+    "DurableStoreContract",
+    "StoreBackend",
+    "StoreContract",
+    "expected",
+    "new_events",
+    "summary",
+    "try_open_in_child",
+]
 
-BAD_IDS: list[object] = [
+_BAD_SESSION_IDS: tuple[object, ...] = (
     "",
     ".",
     "..",
@@ -74,7 +110,12 @@ BAD_IDS: list[object] = [
     "a\x00b",
     7,
     None,
-]
+)
+"""Session ids every store refuses with ``InvalidSessionId``."""
+
+# Markers of the async plugins that run their own tests.
+_OTHER_RUNNERS = ("asyncio", "anyio", "trio")
+_CHILD = "tickler._contract_child"
 
 
 class StoreBackend(Protocol):
@@ -89,17 +130,72 @@ class StoreBackend(Protocol):
         """All that exists in the storage, comparable with ``==``."""
         ...
 
+
+class DurableStoreBackend(StoreBackend, Protocol):
+    """Storage that outlives a store instance, reachable from another process."""
+
     def child_spec(self) -> tuple[str, str]:
-        """``(kind, location)``: ``store_child.py`` opens the same storage."""
+        """``(target, location)``: ``target`` (``"package.module:function"``
+        or ``"path/to/file.py:function"``) called with ``location`` in
+        another process opens a store over the same storage."""
         ...
 
 
+def new_events(count: int, *, start: int = 0, kind: str = "note") -> list[NewEvent]:
+    """``count`` events numbered from ``start``; their data is JSON that says
+    its number (and holds non-ASCII text), their time ``1000 + number``."""
+    return [
+        NewEvent(kind, f'{{"n":{start + index},"text":"é ✓"}}'.encode(), 1_000 + start + index)
+        for index in range(count)
+    ]
+
+
 def summary(log: SessionLog, start: int = 0) -> list[tuple[int, str, int, bytes]]:
+    """``(seq, type, time, data)`` of each event of ``log`` from ``start``."""
     return [(item.seq, item.type, item.time, bytes(item.data)) for item in log.events(start)]
 
 
 def expected(events: list[NewEvent], start: int = 0) -> list[tuple[int, str, int, bytes]]:
+    """What :func:`summary` gives for a log holding ``events`` from seq 0."""
     return [(seq, item.type, item.time, item.data) for seq, item in enumerate(events)][start:]
+
+
+def try_open_in_child(spec: tuple[str, str], session_id: str) -> Literal["locked", "opened"]:
+    """Open a store from ``spec`` (a :meth:`DurableStoreBackend.child_spec`)
+    in a new Python process and try to open ``session_id`` for writing there;
+    what it answered. The child closes what it opened before it exits."""
+    target, location = spec
+    path = os.pathsep.join(entry for entry in sys.path if entry)  # PYTHONPATH's included
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+        [sys.executable, "-m", _CHILD, target, location, session_id],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    answer = done.stdout.strip()
+    if done.returncode != 0 or answer not in ("locked", "opened"):
+        raise AssertionError(
+            f"the child process ({target} {location}) failed with exit code"
+            f" {done.returncode}:\n{done.stdout}{done.stderr}"
+        )
+    return "locked" if answer == "locked" else "opened"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test with ``asyncio.run`` (a fresh event loop),
+    unless another async plugin's marker claims it."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    if any(pyfuncitem.get_closest_marker(name) for name in _OTHER_RUNNERS):
+        return None
+    # As pytest's own hook does: ``argnames`` are the test's parameters (not
+    # ``self``); ``funcargs`` holds every fixture the test requested.
+    names = pyfuncitem._fixtureinfo.argnames
+    asyncio.run(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
+    return True
 
 
 class StoreContract:
@@ -181,7 +277,7 @@ class StoreContract:
         await other.close()
         await store.close()
 
-    @pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+    @pytest.mark.parametrize("bad", _BAD_SESSION_IDS, ids=repr)
     async def test_bad_session_ids_are_refused(self, backend: StoreBackend, bad: object) -> None:
         store = await backend.open_store()
         before = await backend.footprint()
@@ -294,8 +390,12 @@ class DurableStoreContract(StoreContract):
 
     durable: ClassVar[bool] = True
 
+    @pytest.fixture
+    def backend(self) -> DurableStoreBackend:
+        raise NotImplementedError(f"{type(self).__name__} must override the backend fixture")
+
     async def test_a_second_store_on_the_same_storage_is_locked_out(
-        self, backend: StoreBackend
+        self, backend: DurableStoreBackend
     ) -> None:
         first = await backend.open_store()
         log = await first.open("s1", created_at=5)
@@ -307,10 +407,12 @@ class DurableStoreContract(StoreContract):
         await second.close()
         await first.close()
 
-    async def test_a_writer_in_another_process_is_locked_out(self, backend: StoreBackend) -> None:
+    async def test_a_writer_in_another_process_is_locked_out(
+        self, backend: DurableStoreBackend
+    ) -> None:
         store = await backend.open_store()
         log = await store.open("s1", created_at=5)
-        assert run_child("try-open", *backend.child_spec(), "s1").split() == ["locked"]
+        assert try_open_in_child(backend.child_spec(), "s1") == "locked"
         await log.close()
-        assert run_child("try-open", *backend.child_spec(), "s1").split() == ["opened"]
+        assert try_open_in_child(backend.child_spec(), "s1") == "opened"
         await store.close()
