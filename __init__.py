@@ -24,7 +24,13 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0"
 
 if TYPE_CHECKING:
-    from tickler.adapters import DeliverCallable, DeliverCommand, DeliverUrl, schedule_tools
+    from tickler.adapters import (
+        DeliverCallable,
+        DeliverCommand,
+        DeliverUrl,
+        delivery_target,
+        schedule_tools,
+    )
     from tickler.adapters.langchain import langchain_tools
     from tickler.adapters.openai_agents import openai_agents_host, openai_agents_tools
     from tickler.adapters.pydantic_ai import pydantic_ai_host, schedule_toolset
@@ -72,7 +78,8 @@ _HOMES: Final = {
         ("JsonlStore", "MemoryStore", "PostgresStore", "SqliteStore"), "tickler.adapters.stores"
     ),
     **dict.fromkeys(
-        ("DeliverCallable", "DeliverCommand", "DeliverUrl", "schedule_tools"), "tickler.adapters"
+        ("DeliverCallable", "DeliverCommand", "DeliverUrl", "delivery_target", "schedule_tools"),
+        "tickler.adapters",
     ),
     "pydantic_ai_host": "tickler.adapters.pydantic_ai",
     "schedule_toolset": "tickler.adapters.pydantic_ai",
@@ -103,6 +110,7 @@ __all__ = [
     "TurnInput",
     "VirtualClock",
     "__version__",
+    "delivery_target",
     "langchain_tools",
     "open_session",
     "openai_agents_host",

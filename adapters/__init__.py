@@ -10,7 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Final
 
-from tickler.adapters._delivery import DeliverCommand, DeliverUrl, DeliveryFailed, DeliveryHost
+from tickler.adapters._delivery import (
+    DeliverCommand,
+    DeliverUrl,
+    DeliveryFailed,
+    DeliveryHost,
+    delivery_target,
+)
 from tickler.adapters._delivery_callable import DeliverCallable
 from tickler.adapters._tools import ScheduleTool, ToolCaller, decode_arguments, schedule_tools
 
@@ -38,6 +44,7 @@ __all__ = [
     "WorkerStats",
     "create_server",
     "decode_arguments",
+    "delivery_target",
     "run_worker",
     "schedule_tools",
     "serve_stdio",

@@ -15,10 +15,12 @@ the PydanticAI or OpenAI Agents adapter), keeping ``message.key`` so a repeat
 after a crash is dropped.
 
 A callable that declares a third parameter, ``function(message, session,
-tools)``, also gets the session's live runtime (an object with ``call_tool``,
+tools)``, also gets the session's tools (``session.tools``: ``call_tool``,
 e.g. for ``schedule_toolset(tools)``), so the resumed turn can create, list
 and delete reminders while the worker holds the session: the hand-over runs
 outside the session's queue, so those calls never wait on the delivery.
+:func:`~tickler.adapters._delivery.delivery_target` (``function=``) makes
+the host factory that passes them.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class DeliverCallable(DeliveryHost):
         session: str,
         timeout: float = DEFAULT_CALLABLE_TIMEOUT_S,
         name: str | None = None,
+        tools: ToolCaller | None = None,
     ) -> None:
         super().__init__(session)
         self.function = function
@@ -127,8 +130,9 @@ class DeliverCallable(DeliveryHost):
         self.name = name or getattr(function, "__qualname__", repr(function))
         self._async = inspect.iscoroutinefunction(function)
         self._wants_tools = _wants_tools(function)
-        self.tools: ToolCaller | None = None
-        """The session's live runtime, passed as ``tools`` when set."""
+        self.tools = tools
+        """The session's tools (``session.tools``), passed as ``tools`` to a
+        function that takes them."""
 
     async def _deliver(self, message: FollowUp) -> None:
         try:

@@ -15,7 +15,7 @@ SDK's: every line read gets an answer, arguments are read as the
 reference's ``JSON.parse`` reads them, and one call's size is capped (a
 line at ``MAX_LINE_BYTES``, a prompt at ``MAX_PROMPT_LENGTH`` characters).
 
-The server also runs the session's :class:`ScheduleRuntime`. MCP clients do
+The server also runs the session (``open_session``). MCP clients do
 not start a model turn from a server notification, so due reminders go to a
 delivery target (:mod:`tickler.adapters._delivery`): a command fed the
 follow-up JSON on stdin, or a URL it is POSTed to.
@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final
 
 from tickler import __version__
 from tickler.adapters._extras import missing_extra
@@ -45,17 +45,12 @@ from tickler.adapters._mcp_conventions import (
     prompt_too_long,
     structured_answer,
 )
-from tickler.adapters._tools import (
-    CorruptSessionTools,
-    ToolCaller,
-    schedule_tools,
-)
+from tickler.adapters._tools import ToolCaller, schedule_tools
 from tickler.adapters.stores._files import CorruptStore
-from tickler.shell._clock import Clock, SystemClock
+from tickler.shell._clock import Clock
 from tickler.shell._host import AgentHost
-from tickler.shell._ports import SessionLog, SessionStore
-from tickler.shell._runtime import ScheduleRuntime
-from tickler.shell._timers import TimerHeap
+from tickler.shell._ports import SessionStore
+from tickler.shell._session import Session, corrupt_session_tools, open_session
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -64,15 +59,9 @@ logger = logging.getLogger("tickler.mcp")
 
 SERVER_NAME: Final = "tickler"
 
-HostFactory = Callable[[str], AgentHost]
-"""Makes the session's delivery target, given the session id."""
-
-
-@runtime_checkable
-class _Closable(Protocol):
-    """A host that owns work to stop at shutdown (the delivery targets)."""
-
-    async def aclose(self) -> None: ...
+HostFactory = Callable[[Session], AgentHost]
+"""Makes the session's delivery target (see
+:func:`~tickler.adapters._delivery.delivery_target`)."""
 
 
 def require_mcp() -> None:
@@ -82,9 +71,9 @@ def require_mcp() -> None:
         raise missing_extra("MCP server", "mcp")
 
 
-def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any]:
-    """A low-level MCP ``Server`` whose tools are the runtime's three tools
-    (``runtime`` is a :class:`ScheduleRuntime`, started).
+def create_server(tools: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any]:
+    """A low-level MCP ``Server`` whose tools are a session's three tools
+    (``tools`` is ``session.tools`` of an open session).
 
     The low-level server is used (not ``MCPServer``) because it lists the
     catalog's JSON Schemas as they are and hands the raw ``arguments`` to the
@@ -97,11 +86,11 @@ def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    table = {tool.name: tool for tool in schedule_tools(runtime)}
-    tools = []
+    table = {tool.name: tool for tool in schedule_tools(tools)}
+    listed = []
     for tool in table.values():
         hints = TOOL_HINTS[tool.name]
-        tools.append(
+        listed.append(
             types.Tool(
                 name=tool.name,
                 # Both titles: annotations.title is what clients before
@@ -123,7 +112,7 @@ def create_server(runtime: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -152,69 +141,43 @@ async def serve_stdio(
     clock: Clock | None = None,
 ) -> None:
     """Serve the session ``session_id`` of ``store`` over stdin/stdout until
-    the client closes stdin, delivering due reminders to ``deliver(session_id)``.
+    the client closes stdin, delivering due reminders to the target
+    ``deliver(session)`` builds.
 
     The session is opened for writing (a store raises ``SessionLocked`` when
     another process serves it) and closed on return; the store is the
-    caller's. At the end the runtime is disposed and the host closed, so a
-    delivery in flight (a hung command, a slow URL) is cut rather than
-    waited for: it stays in the outbox for the next start.
+    caller's. A session the store refuses as corrupt is served by
+    :func:`serve_corrupt`. At the end the session stops its runtime and
+    closes the target, so a delivery in flight (a hung command, a slow URL)
+    is cut after a short grace rather than waited for: it stays in the
+    outbox for the next start.
     """
     require_mcp()
-    clock = clock if clock is not None else SystemClock()
-    host = deliver(session_id)
+    opened = False
     try:
-        opening = await _open(store, session_id, clock)
-        if isinstance(opening, CorruptStore):
-            await serve_corrupt(session_id, opening)
-            return
-        log = opening
-        try:
-            from tickler.adapters._mcp_stdio import stdio_transport
-
-            timers = TimerHeap(clock)
-            runtime = ScheduleRuntime(log, host, clock, timers=timers)
-            try:
-                await runtime.start()
-                server = create_server(runtime)
-                logger.info("serving session %s", session_id)
-                async with stdio_transport() as (read_stream, write_stream):
-                    await server.run(
-                        read_stream, write_stream, server.create_initialization_options()
-                    )
-            finally:
-                # dispose() cancels a hung hand-over; closing the host then
-                # kills whatever target it left running.
-                await runtime.dispose()
-                await _close_host(host)
-                await timers.close()
-                await runtime.save_snapshot()
-        finally:
-            await log.close()
-    finally:
-        await _close_host(host)
+        async with open_session(store, session_id, host=deliver, clock=clock) as session:
+            opened = True
+            logger.info("serving session %s", session_id)
+            await _serve(session.tools)
+    except CorruptStore as exc:
+        if opened:
+            raise
+        await serve_corrupt(session_id, exc)
+        return
     logger.info("session %s closed", session_id)
 
 
-async def _open(store: SessionStore, session_id: str, clock: Clock) -> SessionLog | CorruptStore:
-    try:
-        return await store.open(session_id, created_at=clock.now_ms())
-    except CorruptStore as exc:
-        return exc
+async def _serve(tools: ToolCaller) -> None:
+    from tickler.adapters._mcp_stdio import stdio_transport
+
+    server = create_server(tools)
+    async with stdio_transport() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 async def serve_corrupt(session_id: str, exc: CorruptStore) -> None:
     """Serve a session the store refused as corrupt until the client closes
     stdin: the tools answer ``corrupt_schedule_log``, nothing is delivered,
     and no file is touched; the reason (file, line) goes to the log once."""
-    from tickler.adapters._mcp_stdio import stdio_transport
-
     logger.error("session %s is corrupt, deliveries stopped: %s", session_id, exc)
-    server = create_server(CorruptSessionTools(str(exc)))
-    async with stdio_transport() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-async def _close_host(host: AgentHost) -> None:
-    if isinstance(host, _Closable):
-        await host.aclose()
+    await _serve(corrupt_session_tools())

@@ -6,8 +6,9 @@ schema. Each loops:
 1. lease up to ``concurrency`` due sessions (``FOR UPDATE SKIP LOCKED``, so
    workers get disjoint sessions; a session open in a live process is
    leased by it and never taken);
-2. for each, in a task: load it (snapshot + tail), run the same
-   :class:`~tickler.shell._runtime.ScheduleRuntime` a live process runs until
+2. for each, in a task: open it as a live process does
+   (:func:`~tickler.shell._session.open_log_session`: snapshot + tail, the
+   same runtime, the target built by the factory) and run it until
    nothing is due (dispatch changes and follow-up appended and committed
    before the target hears of it; the hand-over outside the session's
    queue, with a total deadline per attempt), save a snapshot now and then,
@@ -40,19 +41,6 @@ from typing import Final
 
 import psycopg
 
-from tickler.adapters._delivery import (
-    DEFAULT_COMMAND_TIMEOUT_S,
-    DEFAULT_URL_TIMEOUT_S,
-    DeliverCommand,
-    DeliverUrl,
-    DeliveryHost,
-)
-from tickler.adapters._delivery_callable import (
-    CALLABLE_NAME,
-    DEFAULT_CALLABLE_TIMEOUT_S,
-    DeliverCallable,
-    load_callable,
-)
 from tickler.adapters.stores._postgres import (
     SET_ASIDE,
     CorruptSession,
@@ -60,8 +48,10 @@ from tickler.adapters.stores._postgres import (
     PostgresStore,
 )
 from tickler.shell._clock import Clock, SystemClock
+from tickler.shell._host import AgentHost
 from tickler.shell._ports import StoreError
-from tickler.shell._runtime import LEASE_MARGIN_S, ScheduleRuntime
+from tickler.shell._runtime import LEASE_MARGIN_S
+from tickler.shell._session import Session, open_log_session
 from tickler.shell._timers import TimerHeap
 
 logger = logging.getLogger("tickler.worker")
@@ -71,19 +61,9 @@ DEFAULT_POLL_S: Final = 1.0
 SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
 
-HostFactory = Callable[[str], DeliveryHost]
-
-
-def target_timeout(target: str, timeout: float | None = None) -> float:
-    """The total deadline of one attempt for ``--deliver TARGET``: ``timeout``
-    or the default of the target's kind."""
-    if timeout is not None:
-        return timeout
-    if target.startswith(("http://", "https://")):
-        return DEFAULT_URL_TIMEOUT_S
-    if CALLABLE_NAME.fullmatch(target):
-        return DEFAULT_CALLABLE_TIMEOUT_S
-    return DEFAULT_COMMAND_TIMEOUT_S
+HostFactory = Callable[[Session], AgentHost]
+"""Builds a leased session's delivery target (see
+:func:`~tickler.adapters._delivery.delivery_target`)."""
 
 
 def shortest_lease_s(timeout: float) -> float:
@@ -94,28 +74,6 @@ def shortest_lease_s(timeout: float) -> float:
     :class:`~tickler.shell._ports.LeasedLog`). With a shorter lease no
     attempt is ever made."""
     return 1.5 * (timeout + LEASE_MARGIN_S)
-
-
-def delivery_target(
-    target: str, *, timeout: float | None = None, app_dir: str | None = None
-) -> HostFactory:
-    """The host factory ``--deliver TARGET`` names: an ``http(s)://`` URL
-    (POST), a ``module:function`` callable (imported with ``app_dir`` first
-    on the import path, when given), or else a command (an argv, split like
-    a shell would, run without one). Checked now: ValueError for a bad URL,
-    a callable that does not import, a command not found."""
-    seconds = target_timeout(target, timeout)
-    if target.startswith(("http://", "https://")):
-        DeliverUrl(target, session="-", timeout=seconds)
-        return lambda session: DeliverUrl(target, session=session, timeout=seconds)
-    if CALLABLE_NAME.fullmatch(target):
-        function = load_callable(target, app_dir=app_dir)
-        DeliverCallable(function, session="-", timeout=seconds)
-        return lambda session: DeliverCallable(
-            function, session=session, timeout=seconds, name=target
-        )
-    DeliverCommand(target, session="-", timeout=seconds)
-    return lambda session: DeliverCommand(target, session=session, timeout=seconds)
 
 
 @dataclass
@@ -219,53 +177,53 @@ class Worker:
             logger.error("worker: a session run failed", exc_info=task.exception())
 
     async def _run_session(self, log: PostgresLog) -> None:
+        """Run one leased session until nothing is due (the runtime hands a
+        follow-up over only while the lease outlasts the target's deadline,
+        as in a live process on PostgreSQL, so a worker that stalled past
+        its lease never delivers beside the one that took the session
+        over); leaving the block commits the wake index and ends the lease."""
         self.stats.sessions += 1
-        host = self._deliver(log.header.id)
-        # The runtime hands a follow-up over only while the lease outlasts
-        # the target's deadline (as in a live process on PostgreSQL), so a
-        # worker that stalled past its lease never delivers beside the one
-        # that took the session over.
-        runtime = ScheduleRuntime(log, host, self._clock, timers=self._timers)
-        if isinstance(host, DeliverCallable):
-            host.tools = runtime  # the resumed turn's schedule tools
+        ran = False
         try:
-            await runtime.start()
-            settled = await runtime.settle()
-        except CorruptSession as exc:  # found while reading the log
-            self.stats.unreadable += 1
-            logger.error("worker: %s; %s", exc, SET_ASIDE)
-            log.set_next_wake(None)
-            await self._end(runtime, host, log)
-            return
-        except Exception:
-            log.defer(self._clock.now_ms() + RETRY_MOST_MS)  # no hot loop on a broken session
-            await self._end(runtime, host, log)
-            raise
-        try:
-            if settled:
-                self.stats.settled += 1
-                log.delivered_all()
-            elif runtime.fault is None:
-                self.stats.deferred += 1
-                delay = min(RETRY_MOST_MS, 1000 * 2 ** min(log.failures, 16))
-                log.defer(self._clock.now_ms() + delay)
-            else:  # reported by the runtime; its wake index is cleared
+            async with open_log_session(
+                log,
+                host=self._deliver,
+                clock=self._clock,
+                timers=self._timers,
+                snapshot_after=SNAPSHOT_EVERY,
+                on_start_error=lambda exc: self._not_started(log, exc),
+            ) as session:
+                self._settled(log, session, await session.settle())
+                ran = True
+        except StoreError as exc:
+            if ran:
+                # Closing failed (the session's warning says why): its lease
+                # expires, and another worker takes the session over.
+                logger.debug("worker: session %s: %s", log.header.id, exc)
+            elif isinstance(exc, CorruptSession):  # found while reading the log
                 self.stats.unreadable += 1
-            snapshot = log.load_snapshot()
-            if runtime.fault is None and log.length - (snapshot.through if snapshot else 0) >= (
-                SNAPSHOT_EVERY
-            ):
-                await runtime.save_snapshot()
-        finally:
-            await self._end(runtime, host, log)
+                logger.error("worker: %s; %s", exc, SET_ASIDE)
+            else:
+                raise
 
-    async def _end(self, runtime: ScheduleRuntime, host: DeliveryHost, log: PostgresLog) -> None:
-        await runtime.dispose()
-        await host.aclose()
-        try:
-            await log.close()  # commits the wake index and ends the lease
-        except StoreError as exc:  # its lease expires; another worker takes it
-            logger.warning("worker: session %s: %s", log.header.id, exc)
+    def _not_started(self, log: PostgresLog, exc: Exception) -> None:
+        """Before the log closes: a session that cannot be read leaves the
+        wake index; any other failure looks again later, not in a hot loop."""
+        if isinstance(exc, CorruptSession):
+            log.set_next_wake(None)
+        else:
+            log.defer(self._clock.now_ms() + RETRY_MOST_MS)
+
+    def _settled(self, log: PostgresLog, session: Session, settled: bool) -> None:
+        if settled:
+            self.stats.settled += 1
+            log.delivered_all()
+        elif session.fault is None:
+            self.stats.deferred += 1
+            delay = min(RETRY_MOST_MS, 1000 * 2 ** min(log.failures, 16))
+            log.defer(self._clock.now_ms() + delay)
+        else:  # reported by the runtime; its wake index is cleared
+            self.stats.unreadable += 1
 
     async def _listen(self) -> None:
         """LISTEN for nearer wakes; reconnect with backoff when it breaks

@@ -5,9 +5,9 @@ only; LangGraph's ``ToolNode`` and chat models' ``bind_tools`` take these
 tools as they are).
 
 The tools are async (``await tool.ainvoke(...)``): they answer through the
-session's asyncio runtime. Their ``args_schema`` is the catalog's JSON
-Schema, which LangChain does not validate against, so every call reaches
-the runtime and the content is the runtime's text verbatim, closed error
+session (``langchain_tools(session.tools)``). Their ``args_schema`` is the
+catalog's JSON Schema, which LangChain does not validate against, so every
+call reaches the session and the content is its text verbatim, closed error
 codes included (a ``ToolMessage`` with ``status="success"``: the error is
 the tool's answer, not a failure of the call).
 """
@@ -27,9 +27,9 @@ except ImportError as exc:
 __all__ = ["langchain_tools"]
 
 
-def langchain_tools(runtime: ToolCaller) -> list[StructuredTool]:
-    """The three schedule tools answering through ``runtime``."""
-    return [_tool(entry) for entry in schedule_tools(runtime)]
+def langchain_tools(tools: ToolCaller) -> list[StructuredTool]:
+    """The three schedule tools answering through ``tools`` (``session.tools``)."""
+    return [_tool(entry) for entry in schedule_tools(tools)]
 
 
 def _tool(entry: ScheduleTool) -> StructuredTool:

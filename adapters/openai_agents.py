@@ -3,14 +3,13 @@ host whose turns are ``Runner.run``s of an ``Agent``.
 
 Needs the extra: ``pip install 'tickler-agents[openai-agents]'``.
 
-Wiring one session::
+Running one session::
 
-    host = openai_agents_host(log, agent, clock)
-    runtime = ScheduleRuntime(log, host, clock)
-    host.bind(runtime)  # every run now gets the schedule tools
-    await runtime.start()
-    host.start()
-    await host.send("remind me to stretch in ten minutes")
+    def host(session: Session) -> OpenAIAgentsHost:
+        return openai_agents_host(session, agent)  # every run gets the session's tools
+
+    async with open_session(store, "user-42", host=host) as session:
+        await session.host.send("remind me to stretch in ten minutes")
 
 Strict mode, per tool: the SDK's strict mode makes every property required
 and closes every object. ``schedule_list`` (no arguments) and
@@ -36,9 +35,11 @@ from tickler.core._catalog import JsonSchema
 from tickler.shell._clock import Clock
 from tickler.shell._ports import SessionLog
 from tickler.shell._reference_host import TURN_TIMEOUT_S, ReferenceHost, TurnInput
+from tickler.shell._session import Session
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, Runner, Session, TResponseInputItem
+    from agents import Agent, FunctionTool, RunConfig, Runner, TResponseInputItem
+    from agents import Session as SdkSession
     from agents.run_config import DEFAULT_MAX_TURNS
     from agents.tool_context import ToolContext
 except ImportError as exc:
@@ -47,10 +48,11 @@ except ImportError as exc:
 __all__ = ["OpenAIAgentsHost", "openai_agents_host", "openai_agents_tools"]
 
 
-def openai_agents_tools(runtime: ToolCaller) -> list[FunctionTool]:
-    """The three schedule tools answering through ``runtime``; each returns
-    the runtime's text verbatim, closed error codes included."""
-    return [_tool(entry) for entry in schedule_tools(runtime)]
+def openai_agents_tools(tools: ToolCaller) -> list[FunctionTool]:
+    """The three schedule tools answering through ``tools``
+    (``session.tools``); each returns the session's text verbatim, closed
+    error codes included."""
+    return [_tool(entry) for entry in schedule_tools(tools)]
 
 
 def _tool(entry: ScheduleTool) -> FunctionTool:
@@ -75,9 +77,11 @@ def _strict_keeps_meaning(schema: JsonSchema) -> bool:
 
 class OpenAIAgentsHost(ReferenceHost):
     """A :class:`ReferenceHost` whose every turn (a user message or a due
-    reminder) is one ``Runner.run`` continuing the same conversation.
+    reminder) is one ``Runner.run`` of a copy of ``agent`` that also has the
+    schedule tools of ``tools``, continuing the same conversation.
+    :func:`openai_agents_host` builds one for a session.
 
-    With ``session`` the SDK session keeps the conversation (an
+    With ``sdk_session`` the SDK session keeps the conversation (an
     ``SQLiteSession`` survives restarts); without it, this host keeps the
     items in memory, starting from ``history``.
     """
@@ -86,9 +90,10 @@ class OpenAIAgentsHost(ReferenceHost):
         self,
         log: SessionLog,
         agent: Agent[Any],
+        tools: ToolCaller,
         clock: Clock | None = None,
         *,
-        session: Session | None = None,
+        sdk_session: SdkSession | None = None,
         history: Sequence[TResponseInputItem] = (),
         run_config: RunConfig | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
@@ -98,38 +103,30 @@ class OpenAIAgentsHost(ReferenceHost):
         super().__init__(
             log, self._run_turn, clock, on_reply=on_reply, turn_timeout_s=turn_timeout_s
         )
-        self._agent = agent
-        self._session = session
+        self._agent = agent.clone(tools=[*agent.tools, *openai_agents_tools(tools)])
+        self._sdk_session = sdk_session
         self._items: list[TResponseInputItem] = list(history)
         self._run_config = run_config
         self._max_turns = max_turns
-        self._bound: Agent[Any] | None = None
-
-    def bind(self, runtime: ToolCaller) -> None:
-        """Run a copy of the agent that also has the schedule tools of
-        ``runtime`` (the runtime is built with this host, so it comes second)."""
-        self._bound = self._agent.clone(tools=[*self._agent.tools, *openai_agents_tools(runtime)])
 
     @property
     def items(self) -> list[TResponseInputItem]:
-        """The conversation so far as input items (empty with a ``session``)."""
+        """The conversation so far as input items (empty with an ``sdk_session``)."""
         return list(self._items)
 
     async def _run_turn(self, turn: TurnInput) -> str:
-        if self._bound is None:
-            raise RuntimeError("OpenAIAgentsHost.bind(runtime) must come before the first turn")
-        if self._session is not None:
+        if self._sdk_session is not None:
             result = await Runner.run(
-                self._bound,
+                self._agent,
                 turn.text,
-                session=self._session,
+                session=self._sdk_session,
                 run_config=self._run_config,
                 max_turns=self._max_turns,
             )
         else:
             message: TResponseInputItem = {"role": "user", "content": turn.text}
             result = await Runner.run(
-                self._bound,
+                self._agent,
                 [*self._items, message],
                 run_config=self._run_config,
                 max_turns=self._max_turns,
@@ -139,24 +136,25 @@ class OpenAIAgentsHost(ReferenceHost):
 
 
 def openai_agents_host(
-    log: SessionLog,
+    session: Session,
     agent: Agent[Any],
-    clock: Clock | None = None,
     *,
-    session: Session | None = None,
+    sdk_session: SdkSession | None = None,
     history: Sequence[TResponseInputItem] = (),
     run_config: RunConfig | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     on_reply: Callable[[TurnInput, str], None] | None = None,
     turn_timeout_s: float | None = TURN_TIMEOUT_S,
 ) -> OpenAIAgentsHost:
-    """A reference host running ``agent`` for each turn; ``bind`` it to the
-    session's runtime before starting it."""
+    """The host of ``session`` running ``agent`` for each turn, with the
+    session's tools: ``open_session(store, id, host=lambda session:
+    openai_agents_host(session, agent))``."""
     return OpenAIAgentsHost(
-        log,
+        session.log,
         agent,
-        clock,
-        session=session,
+        session.tools,
+        session.clock,
+        sdk_session=sdk_session,
         history=history,
         run_config=run_config,
         max_turns=max_turns,

@@ -3,14 +3,13 @@ turns are runs of a PydanticAI ``Agent``.
 
 Needs the extra: ``pip install 'tickler-agents[pydantic-ai]'``.
 
-Wiring one session::
+Running one session::
 
-    host = pydantic_ai_host(log, agent, clock)
-    runtime = ScheduleRuntime(log, host, clock)
-    host.bind(runtime)  # every run now gets the schedule tools
-    await runtime.start()
-    host.start()
-    await host.send("remind me to stretch in ten minutes")
+    def host(session: Session) -> PydanticAIHost:
+        return pydantic_ai_host(session, agent)  # every run gets the session's tools
+
+    async with open_session(store, "user-42", host=host) as session:
+        await session.host.send("remind me to stretch in ten minutes")
 
 A due reminder arrives as the next user message of the same conversation
 (its exact ``[SCHEDULE REMINDER]`` framing), and the run's output is the
@@ -27,6 +26,7 @@ from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
 from tickler.shell._clock import Clock
 from tickler.shell._ports import SessionLog
 from tickler.shell._reference_host import TURN_TIMEOUT_S, Model, ReferenceHost, TurnInput
+from tickler.shell._session import Session
 
 try:
     from pydantic_ai import Agent, Tool
@@ -44,15 +44,16 @@ __all__ = [
 ]
 
 
-def schedule_toolset(runtime: ToolCaller) -> FunctionToolset[Any]:
+def schedule_toolset(tools: ToolCaller) -> FunctionToolset[Any]:
     """The three schedule tools with the catalog's JSON Schemas, answering
-    through ``runtime``. Pass it as ``Agent(..., toolsets=[...])`` or per run.
+    through ``tools`` (``session.tools``). Pass it as ``Agent(...,
+    toolsets=[...])`` or per run.
 
     PydanticAI skips schema validation for these tools (``Tool.from_schema``),
-    so every call reaches the runtime, and the model sees the runtime's text
-    verbatim: a closed error code is a tool return, not a retry.
+    so every call reaches the session, and the model sees the session's
+    text verbatim: a closed error code is a tool return, not a retry.
     """
-    return FunctionToolset([_tool(entry) for entry in schedule_tools(runtime)])
+    return FunctionToolset([_tool(entry) for entry in schedule_tools(tools)])
 
 
 def _tool(entry: ScheduleTool) -> Tool[Any]:
@@ -69,18 +70,19 @@ def _tool(entry: ScheduleTool) -> Tool[Any]:
 
 class PydanticAITurns:
     """A reference host's ``Model``: each turn is one ``agent.run`` with the
-    schedule tools of ``runtime``, continuing one message history (kept in
-    this process; pass ``history`` to continue an earlier conversation)."""
+    schedule tools of ``tools`` (``session.tools``), continuing one message
+    history (kept in this process; pass ``history`` to continue an earlier
+    conversation)."""
 
     def __init__(
         self,
         agent: Agent[None, str],
-        runtime: ToolCaller,
+        tools: ToolCaller,
         *,
         history: Sequence[ModelMessage] = (),
     ) -> None:
         self._agent = agent
-        self._toolset = schedule_toolset(runtime)
+        self._toolset = schedule_toolset(tools)
         self._history: list[ModelMessage] = list(history)
 
     @property
@@ -96,64 +98,58 @@ class PydanticAITurns:
         return result.output
 
 
-def chat_model(model: str, runtime: ToolCaller, *, instructions: str | None = None) -> Model:
+def chat_model(model: str, tools: ToolCaller, *, instructions: str | None = None) -> Model:
     """A reference host's ``Model`` for a PydanticAI model name
     (``"openai:gpt-4.1-mini"``: its provider installed, its key set), as
-    :class:`PydanticAITurns` of a fresh agent. Build it once per session:
-    it holds the conversation."""
-    return PydanticAITurns(Agent(model, instructions=instructions), runtime)
+    :class:`PydanticAITurns` of a fresh agent with ``tools``. Build it once
+    per session: it holds the conversation."""
+    return PydanticAITurns(Agent(model, instructions=instructions), tools)
 
 
 class PydanticAIHost(ReferenceHost):
     """A :class:`ReferenceHost` whose every turn (a user message or a due
-    reminder) is one ``agent.run`` continuing the same message history, as
-    :class:`PydanticAITurns`. Turns themselves are durable: the reference
-    host records each input and reply in the session log."""
+    reminder) is one ``agent.run`` with the schedule tools of ``tools``,
+    continuing the same message history, as :class:`PydanticAITurns`. Turns
+    themselves are durable: the reference host records each input and reply
+    in the session log. :func:`pydantic_ai_host` builds one for a session."""
 
     def __init__(
         self,
         log: SessionLog,
         agent: Agent[None, str],
+        tools: ToolCaller,
         clock: Clock | None = None,
         *,
         history: Sequence[ModelMessage] = (),
         on_reply: Callable[[TurnInput, str], None] | None = None,
         turn_timeout_s: float | None = TURN_TIMEOUT_S,
     ) -> None:
-        super().__init__(
-            log, self._run_turn, clock, on_reply=on_reply, turn_timeout_s=turn_timeout_s
-        )
-        self._agent = agent
-        self._history = tuple(history)
-        self._turns: PydanticAITurns | None = None
-
-    def bind(self, runtime: ToolCaller) -> None:
-        """Give every later run the schedule tools of ``runtime`` (the
-        runtime is built with this host, so it comes second)."""
-        self._turns = PydanticAITurns(self._agent, runtime, history=self._history)
+        self._turns = PydanticAITurns(agent, tools, history=history)
+        super().__init__(log, self._turns, clock, on_reply=on_reply, turn_timeout_s=turn_timeout_s)
 
     @property
     def messages(self) -> list[ModelMessage]:
         """The conversation so far, every run's messages in order."""
-        return list(self._history) if self._turns is None else self._turns.messages
-
-    async def _run_turn(self, turn: TurnInput) -> str:
-        if self._turns is None:
-            raise RuntimeError("PydanticAIHost.bind(runtime) must come before the first turn")
-        return await self._turns(turn)
+        return self._turns.messages
 
 
 def pydantic_ai_host(
-    log: SessionLog,
+    session: Session,
     agent: Agent[None, str],
-    clock: Clock | None = None,
     *,
     history: Sequence[ModelMessage] = (),
     on_reply: Callable[[TurnInput, str], None] | None = None,
     turn_timeout_s: float | None = TURN_TIMEOUT_S,
 ) -> PydanticAIHost:
-    """A reference host running ``agent`` for each turn; ``bind`` it to the
-    session's runtime before starting it."""
+    """The host of ``session`` running ``agent`` for each turn, with the
+    session's tools: ``open_session(store, id, host=lambda session:
+    pydantic_ai_host(session, agent))``."""
     return PydanticAIHost(
-        log, agent, clock, history=history, on_reply=on_reply, turn_timeout_s=turn_timeout_s
+        session.log,
+        agent,
+        session.tools,
+        session.clock,
+        history=history,
+        on_reply=on_reply,
+        turn_timeout_s=turn_timeout_s,
     )

@@ -24,14 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool
 
-from tickler import (
-    JsonlStore,
-    ReferenceHost,
-    ScheduleRuntime,
-    SystemClock,
-    TurnInput,
-    langchain_tools,
-)
+from tickler import JsonlStore, ReferenceHost, Session, TurnInput, langchain_tools, open_session
 
 CREATE = {"name": "schedule_create", "args": {"prompt": "stretch", "after_seconds": 2}, "id": "c1"}
 SCRIPT = [AIMessage("", tool_calls=[CREATE]), AIMessage("Reminder set."), AIMessage("Stretch!")]
@@ -47,40 +40,39 @@ def chat_model(tools: list[StructuredTool]) -> Runnable[LanguageModelInput, AIMe
 
 
 async def main(directory: str) -> None:
-    store = JsonlStore(directory)
-    log = await store.open("langchain-demo", created_at=SystemClock().now_ms())
     history: list[BaseMessage] = []
-    tools: dict[str, StructuredTool] = {}  # filled once the runtime exists (it needs the host)
     reminded = asyncio.Event()
 
-    async def turn(item: TurnInput) -> str:
-        """One turn: call the model, run its tool calls, until it answers."""
-        history.append(HumanMessage(item.text))
-        while True:
-            answer = await model.ainvoke(history)
-            history.append(answer)
-            if not answer.tool_calls:
-                reply = str(answer.text)
-                print(f"[{item.source} turn]\n{item.text}\n--> {reply}\n")
-                if item.source == "reminder":
-                    reminded.set()
-                return reply
-            for call in answer.tool_calls:
-                history.append(await tools[call["name"]].ainvoke(call))
-                print(f"{call['name']}({call['args']}) -> {history[-1].content}")
+    def agent(session: Session) -> ReferenceHost:
+        """The session's agent: a chat model with the session's tools, one
+        turn at a time (a reminder that falls due is a turn too)."""
+        tools = {tool.name: tool for tool in langchain_tools(session.tools)}
+        model = chat_model(list(tools.values()))
 
-    host = ReferenceHost(log, turn)
-    runtime = ScheduleRuntime(log, host)
-    tools.update((tool.name, tool) for tool in langchain_tools(runtime))
-    model = chat_model(list(tools.values()))
-    await runtime.start()
-    host.start()
+        async def turn(item: TurnInput) -> str:
+            """One turn: call the model, run its tool calls, until it answers."""
+            history.append(HumanMessage(item.text))
+            while True:
+                answer = await model.ainvoke(history)
+                history.append(answer)
+                if not answer.tool_calls:
+                    reply = str(answer.text)
+                    print(f"[{item.source} turn]\n{item.text}\n--> {reply}\n")
+                    if item.source == "reminder":
+                        reminded.set()
+                    return reply
+                for call in answer.tool_calls:
+                    history.append(await tools[call["name"]].ainvoke(call))
+                    print(f"{call['name']}({call['args']}) -> {history[-1].content}")
+
+        return ReferenceHost(session.log, turn, session.clock)
+
+    store = JsonlStore(directory)
     try:
-        await host.send("Remind me to stretch in 2 seconds.")
-        await asyncio.wait_for(reminded.wait(), timeout=30)
+        async with open_session(store, "langchain-demo", host=agent) as session:
+            await session.host.send("Remind me to stretch in 2 seconds.")
+            await asyncio.wait_for(reminded.wait(), timeout=30)
     finally:
-        await runtime.dispose()
-        await host.close()
         await store.close()
 
 

@@ -19,7 +19,8 @@ import tempfile
 from agents import Agent, Model, RunConfig
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from tickler import JsonlStore, ScheduleRuntime, SystemClock, TurnInput, openai_agents_host
+from tickler import JsonlStore, Session, TurnInput, open_session, openai_agents_host
+from tickler.adapters.openai_agents import OpenAIAgentsHost
 
 REAL = bool(os.environ.get("OPENAI_API_KEY"))
 OFFLINE = ScriptedModel(
@@ -41,22 +42,20 @@ async def main(directory: str) -> None:
         if turn.source == "reminder":
             reminded.set()
 
-    store = JsonlStore(directory)
-    log = await store.open("openai-agents-demo", created_at=SystemClock().now_ms())
     run_config = RunConfig(tracing_disabled=not REAL)
-    host = openai_agents_host(log, agent, run_config=run_config, on_reply=show)
-    runtime = ScheduleRuntime(log, host)
-    host.bind(runtime)
-    await runtime.start()
-    host.start()
+
+    def host(session: Session) -> OpenAIAgentsHost:  # each turn is a Runner.run with the tools
+        return openai_agents_host(session, agent, run_config=run_config, on_reply=show)
+
+    store = JsonlStore(directory)
     try:
-        await host.send("Remind me to stretch in 2 seconds.")
-        await asyncio.wait_for(reminded.wait(), timeout=30)
+        async with open_session(store, "openai-agents-demo", host=host) as session:
+            await session.host.send("Remind me to stretch in 2 seconds.")
+            await asyncio.wait_for(reminded.wait(), timeout=30)
+            events = session.log.length
     finally:
-        await runtime.dispose()
-        await host.close()
         await store.close()
-    print(f"{log.length} events in {log.path}")
+    print(f"{events} events in the session log in {directory}")
 
 
 if __name__ == "__main__":

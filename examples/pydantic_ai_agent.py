@@ -21,7 +21,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tickler import JsonlStore, ScheduleRuntime, SystemClock, TurnInput, pydantic_ai_host
+from tickler import JsonlStore, TurnInput, open_session, pydantic_ai_host
 
 
 def offline(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -46,21 +46,17 @@ async def main(directory: str) -> None:
         if turn.source == "reminder":
             reminded.set()
 
-    store = JsonlStore(directory)
-    log = await store.open("pydantic-ai-demo", created_at=SystemClock().now_ms())
-    host = pydantic_ai_host(log, agent, on_reply=show)
-    runtime = ScheduleRuntime(log, host)
-    host.bind(runtime)
-    await runtime.start()
-    host.start()
+    store = JsonlStore(directory)  # one append-only JSONL file per session
     try:
-        await host.send("Remind me to stretch in 2 seconds.")
-        await asyncio.wait_for(reminded.wait(), timeout=30)
+        async with open_session(
+            store, "pydantic-ai-demo", host=lambda s: pydantic_ai_host(s, agent, on_reply=show)
+        ) as session:
+            await session.host.send("Remind me to stretch in 2 seconds.")
+            await asyncio.wait_for(reminded.wait(), timeout=30)
+            events = session.log.length
     finally:
-        await runtime.dispose()
-        await host.close()
         await store.close()
-    print(f"{log.length} events in {log.path}")
+    print(f"{events} events in the session log in {directory}")
 
 
 if __name__ == "__main__":

@@ -139,6 +139,7 @@ class ScheduleRuntime:
         self._lock = asyncio.Lock()  # the session's FIFO: waiters are served in order
         self._phase = Phase.NEW
         self._loaded = Loaded(EMPTY_STATE)  # replaced by start()
+        self._ready = False  # the session loaded: its state may be snapshotted
         self._fault: CorruptScheduleLog | None = None
         self._requested = False  # a drive was asked for (coalesced)
         self._just_idle = False  # the host said it is idle; a refused claim then backs off
@@ -210,6 +211,7 @@ class ScheduleRuntime:
             try:
                 self._loaded = await asyncio.to_thread(load_session, self._log, snapshot)
                 self._phase = Phase.RUNNING
+                self._ready = True
             except CorruptScheduleLog as exc:
                 self._set_fault(exc)
             self._load_failures(self._loaded)
@@ -233,7 +235,11 @@ class ScheduleRuntime:
         nothing is due and every follow-up was taken; False when a flush or
         a hand-over failed (its retry is then the caller's), or the log is
         corrupt. Cancelling the caller leaves the work running."""
-        self.request_drive()
+        if self._drive_task is None or self._drive_task.done():
+            # A drive in flight is doing the work due now: asking for another
+            # pass would hand a follow-up that fails now over again at once,
+            # past its backoff.
+            self.request_drive()
         while True:
             running = [t for t in (self._drive_task, self._idle_task) if t and not t.done()]
             if not running:
@@ -246,10 +252,7 @@ class ScheduleRuntime:
     async def call_tool(self, name: str, args: object) -> str:
         """One tool call: the exact output text the model sees. Never raises
         for any ``args``; a malformed call answers a closed error code."""
-        parsed = parse_tool_call(name, args)
-        if not is_successful(parsed):
-            return render(Failure(parsed.failure()))
-        return render(await self.execute(parsed.unwrap()))
+        return render(await tool_result(self.execute, name, args))
 
     async def execute(self, command: ToolCommand) -> ToolResult:
         """One tool transaction in the session's FIFO: the one pipeline every
@@ -650,8 +653,8 @@ class ScheduleRuntime:
             self._on_fault(exc)
 
     async def _save_snapshot(self) -> bool:
-        if self._phase is Phase.NEW or self._fault is not None or not await self._flushed():
-            return False
+        if not self._ready or self._fault is not None or not await self._flushed():
+            return False  # never the placeholder state of a session that did not load
         try:
             snapshot = snapshot_of(self._loaded, self._log.length, self._clock.now_ms())
             await self._log.save_snapshot(snapshot)
@@ -716,6 +719,18 @@ class ScheduleRuntime:
                 return
             loaded.failures.update(counts)
             await self._flushed()
+
+
+async def tool_result(
+    execute: Callable[[ToolCommand], Awaitable[ToolResult]], name: str, args: object
+) -> ToolResult:
+    """A tool call before it is shown: checked as the tool checks it (shape
+    only, before the session's queue), then run by ``execute``. ``render``
+    of it is the model's text; the typed API makes it a value or raises."""
+    parsed = parse_tool_call(name, args)
+    if not is_successful(parsed):
+        return Failure(parsed.failure())
+    return await execute(parsed.unwrap())
 
 
 def _uncancel() -> None:

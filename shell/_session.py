@@ -4,10 +4,12 @@
 session (the factory gets the session, so the host may use its tools: the
 host and the runtime need each other, and this is where that is solved),
 starts the runtime and the host, and on the way out - however the block is
-left: normally, by an exception, or by a cancelled task - stops them in one
-order: the runtime (a hand-over in flight gets its grace), the host, a
-snapshot, the log. :func:`open_log_session` does the same over a log the
-caller opened (a worker's claimed session).
+left: normally, by an exception, or by a cancelled task, cancelled again
+during the teardown too - stops them in one order: the runtime (a hand-over
+in flight gets its grace), the host, a snapshot, the log. A task the timer
+heap ran only for this session is stopped as well, so nothing of the
+session is left running. :func:`open_log_session` does the same over a log
+the caller opened (a worker's claimed session).
 
 The :class:`Session` it yields carries the model's tools (``session.tools``)
 and a typed API for programs (``schedule``, ``reminders``, ``cancel``) that
@@ -22,9 +24,12 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, runtime_checkable
+from datetime import datetime, timedelta
+from typing import Any, Generic, Protocol, TypeAlias, runtime_checkable
 
 from returns.pipeline import is_successful
+from returns.result import Failure
+from typing_extensions import TypeVar
 
 from tickler.core import (
     CorruptScheduleLog,
@@ -34,10 +39,10 @@ from tickler.core import (
     NotFound,
     State,
     ToolCommand,
-    parse_tool_call,
     render,
     tool_catalog,
 )
+from tickler.core._errors import CORRUPT_LOG
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
 from tickler.shell._pending import PendingDelivery
@@ -49,14 +54,28 @@ from tickler.shell._reminders import (
     create_arguments,
     reminder_of,
 )
-from tickler.shell._runtime import DISPOSE_GRACE_S, Phase, ScheduleRuntime, ToolResult
-from tickler.shell._timers import TimerHeap
+from tickler.shell._runtime import (
+    DISPOSE_GRACE_S,
+    Phase,
+    ScheduleRuntime,
+    ToolResult,
+    tool_result,
+)
+from tickler.shell._timers import TimerHeap, shared_timers
 
 logger = logging.getLogger("tickler.session")
 
-HostFactory = Callable[["Session"], AgentHost]
+H = TypeVar("H", bound=AgentHost, default=AgentHost)
+H_co = TypeVar("H_co", bound=AgentHost, default=AgentHost, covariant=True)
+"""The type of a session's host (``Session[PydanticAIHost]``; plain
+``Session`` is ``Session[AgentHost]``, and takes any session)."""
+
+HostFactory: TypeAlias = Callable[["Session[H]"], H]
 """Builds the session's host (the agent, or a delivery target) from the
 session: its ``tools`` for the model, its ``log``, ``clock`` and ``id``."""
+
+Execute: TypeAlias = Callable[[ToolCommand], Awaitable[ToolResult]]
+"""Runs a checked tool command to its outcome or closed error."""
 
 
 @runtime_checkable
@@ -80,27 +99,45 @@ class SessionTools:
     never raises for any arguments). Adapters translate these for a
     framework (``schedule_toolset(session.tools)``, ...)."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    def __init__(self, execute: Execute) -> None:
+        self._execute = execute
 
     @property
     def catalog(self) -> list[dict[str, Any]]:
         """Per tool: ``name``, ``description``, ``input_schema``, ``output_schema``."""
         return tool_catalog()
 
+    async def result(self, name: str, args: object) -> ToolResult:
+        """A tool call before it is shown: checked as the tool checks it
+        (before the session's queue), then run in it."""
+        return await tool_result(self._execute, name, args)
+
     async def call_tool(self, name: str, args: object) -> str:
-        return render(await self._session.tool_result(name, args))
+        return render(await self.result(name, args))
 
 
-class Session:
+def corrupt_session_tools() -> SessionTools:
+    """The tools of a session its store refused to open as corrupt: a call
+    of the right shape answers ``corrupt_schedule_log`` (as a runtime does
+    for a corrupt log), a malformed one its own closed code first. Nothing
+    is read or written, so the damaged files stay as they are for
+    ``tickler check`` and a person to look at."""
+
+    async def refuse(command: ToolCommand) -> ToolResult:
+        return Failure(CORRUPT_LOG)
+
+    return SessionTools(refuse)
+
+
+class Session(Generic[H_co]):
     """An open session (see :func:`open_session`): its tools, its typed API,
     and what it is doing."""
 
     def __init__(self, log: SessionLog, clock: Clock) -> None:
         self.log = log
         self.clock = clock
-        self.tools = SessionTools(self)
-        self._host: AgentHost | None = None
+        self.tools = SessionTools(self.execute)
+        self._host: H_co | None = None
         self._runtime: ScheduleRuntime | None = None
 
     @property
@@ -108,7 +145,7 @@ class Session:
         return self.log.header.id
 
     @property
-    def host(self) -> AgentHost:
+    def host(self) -> H_co:
         """The host the factory built."""
         if self._host is None:
             raise RuntimeError("the session's host is being built")
@@ -149,9 +186,9 @@ class Session:
         self,
         prompt: str,
         *,
-        after: Any = None,
-        at: Any = None,
-        every: Any = None,
+        after: timedelta | None = None,
+        at: datetime | LocalTime | None = None,
+        every: timedelta | None = None,
     ) -> Reminder:
         """Create a reminder: exactly one of ``after`` (a ``timedelta``),
         ``at`` (an aware ``datetime``, or a :class:`LocalTime`) or ``every``
@@ -175,34 +212,19 @@ class Session:
         return isinstance(outcome, Deleted)
 
     async def _typed(self, name: str, args: Mapping[str, object]) -> object:
-        result = await self.tool_result(name, args)
+        result = await self.tools.result(name, args)
         if not is_successful(result):
             raise ScheduleError.of(result.failure())
         return result.unwrap()
 
-    async def tool_result(self, name: str, args: object) -> ToolResult:
-        """A tool call before it is shown: checked as the tool checks it
-        (before the session's queue), then run in it."""
-        parsed = parse_tool_call(name, args)
-        if not is_successful(parsed):
-            return parsed  # type: ignore[return-value] # a failure holds no command
-        return await self.execute(parsed.unwrap())
-
     async def execute(self, command: ToolCommand) -> ToolResult:
+        """One checked tool command in the session's queue: the pipeline the
+        tools and the typed API share."""
         return await self.runtime.execute(command)
 
     # -- lifecycle (open_session's) ------------------------------------------
 
-    async def _start(
-        self, host: HostFactory, runtime: Callable[[AgentHost], ScheduleRuntime]
-    ) -> None:
-        self._host = host(self)
-        self._runtime = runtime(self._host)
-        await self._runtime.start()
-        if isinstance(self._host, _Starts):
-            self._host.start()
-
-    async def _stop(self, *, snapshot_after: int) -> None:
+    async def _stop(self, *, snapshot_after: int, timers: TimerHeap) -> None:
         """The one teardown order; a step that fails is logged and the next
         still runs. Raises the first failure at the end."""
         failures: list[BaseException] = []
@@ -217,16 +239,14 @@ class Session:
         runtime, host = self._runtime, self._host
         if runtime is not None:
             await step("stopping the runtime", runtime.dispose)
+        await step("stopping the timers", timers.release)
         host_object: object = host  # hosts close in one of two ways, or not at all
         if isinstance(host_object, _AsyncCloses):
             await step("closing the host", host_object.aclose)
         elif isinstance(host_object, _Closes):
             await step("closing the host", host_object.close)
-        if (
-            runtime is not None
-            and runtime.phase is Phase.STOPPED
-            and self._due_snapshot(snapshot_after)
-        ):
+        if runtime is not None and self._due_snapshot(snapshot_after):
+            # The runtime saves none when it never loaded the session.
             await step("saving a snapshot", runtime.save_snapshot)
         await step("closing the log", self.log.close)
         if failures:
@@ -240,17 +260,30 @@ class Session:
         return self.log.length - (0 if snapshot is None else snapshot.through) >= snapshot_after
 
 
+async def _start(
+    session: Session[H], host: HostFactory[H], runtime: Callable[[AgentHost], ScheduleRuntime]
+) -> None:
+    built = session._host = host(session)
+    session._runtime = runtime(built)
+    # To its end even when our task is cancelled meanwhile: the log is read
+    # in a thread, which must be done before the log is closed.
+    await _to_the_end(session._runtime.start(), quiet=False)
+    host_object: object = built  # a host may have turns of its own to start
+    if isinstance(host_object, _Starts):
+        host_object.start()
+
+
 @asynccontextmanager
 async def open_session(
     store: SessionStore,
     session_id: str,
     *,
-    host: HostFactory,
+    host: HostFactory[H],
     clock: Clock | None = None,
     timers: TimerHeap | None = None,
     dispose_grace_s: float = DISPOSE_GRACE_S,
     snapshot_after: int = 0,
-) -> AsyncIterator[Session]:
+) -> AsyncIterator[Session[H]]:
     """Open ``session_id`` of ``store`` (creating it when absent) and run it
     for the ``async with`` block: the runtime delivers due reminders to the
     host ``host(session)`` builds, and the session's tools and typed API
@@ -258,6 +291,8 @@ async def open_session(
     (a hand-over in flight gets ``dispose_grace_s``), closes the host, saves
     a snapshot (when at least ``snapshot_after`` events follow the last
     one; 0: always) and closes the log, which releases its lock or lease.
+    ``timers`` is the timer heap (default: the process's, per event loop
+    and clock); its task stops when no session has a wake left in it.
 
     Raises what ``store.open`` raises (``SessionLocked``, ``InvalidSessionId``,
     a corrupt store's error) before anything starts."""
@@ -278,35 +313,49 @@ async def open_session(
 async def open_log_session(
     log: SessionLog,
     *,
-    host: HostFactory,
+    host: HostFactory[H],
     clock: Clock | None = None,
     timers: TimerHeap | None = None,
     dispose_grace_s: float = DISPOSE_GRACE_S,
     snapshot_after: int = 0,
-) -> AsyncIterator[Session]:
+    on_start_error: Callable[[Exception], None] | None = None,
+) -> AsyncIterator[Session[H]]:
     """:func:`open_session` over a log the caller opened (and this closes):
-    a worker's claimed session."""
+    a worker's claimed session. ``on_start_error(exc)`` is called when the
+    session cannot start (the log does not load, the host factory raises),
+    before anything is torn down, so the caller can still mark the log (a
+    worker sets the session aside or defers it); ``exc`` is raised after
+    the teardown."""
     clock = clock if clock is not None else SystemClock()
-    session = Session(log, clock)
+    heap = timers if timers is not None else shared_timers(clock)
+    session: Session[H] = Session(log, clock)
 
     def runtime(built: AgentHost) -> ScheduleRuntime:
-        return ScheduleRuntime(log, built, clock, timers=timers, dispose_grace_s=dispose_grace_s)
+        return ScheduleRuntime(log, built, clock, timers=heap, dispose_grace_s=dispose_grace_s)
+
+    def stop() -> Awaitable[None]:
+        return session._stop(snapshot_after=snapshot_after, timers=heap)
 
     try:
-        await session._start(host, runtime)
+        try:
+            await _start(session, host, runtime)
+        except Exception as exc:
+            if on_start_error is not None:
+                on_start_error(exc)
+            raise
         yield session
     except BaseException:
-        await _to_the_end(session._stop(snapshot_after=snapshot_after), quiet=True)
+        await _to_the_end(stop(), quiet=True)
         raise
-    await _to_the_end(session._stop(snapshot_after=snapshot_after), quiet=False)
+    await _to_the_end(stop(), quiet=False)
 
 
-async def _to_the_end(teardown: Awaitable[None], *, quiet: bool) -> None:
-    """Run ``teardown`` to its end even when the task running us is
-    cancelled meanwhile (a cancelled task must leave no lock, lease, task or
-    open file behind); the cancellation is raised after. ``quiet``: the
-    block already failed, so a teardown failure is only logged."""
-    task = asyncio.ensure_future(teardown)
+async def _to_the_end(work: Awaitable[None], *, quiet: bool) -> None:
+    """Run ``work`` to its end even when the task running us is cancelled
+    meanwhile, once or again (a cancelled task must leave no lock, lease,
+    task or open file behind); the cancellation is raised after. ``quiet``:
+    the block already failed, so a failure of ``work`` is only logged."""
+    task = asyncio.ensure_future(work)
     cancelled = False
     while not task.done():
         try:
@@ -331,6 +380,7 @@ __all__ = [
     "ScheduleError",
     "Session",
     "SessionTools",
+    "corrupt_session_tools",
     "open_log_session",
     "open_session",
 ]

@@ -90,6 +90,17 @@ class TimerHeap:
             sleep.cancel()
             changed.cancel()
 
+    async def release(self) -> None:
+        """Stop the heap's task when no wake is armed (it sleeps up to
+        ``max_wait_s`` before it notices by itself), so a closed session
+        leaves no task behind; the next ``arm`` starts a new one."""
+        task = self._task
+        if self._armed or task is None:
+            return
+        self._task = None  # an arm meanwhile starts its own task
+        task.cancel()
+        await asyncio.wait((task,))
+
     async def close(self) -> None:
         self._armed.clear()
         self._heap.clear()

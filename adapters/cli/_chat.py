@@ -21,7 +21,7 @@ from tickler.adapters._offline_model import OfflineModel
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._session import live_session, open_store
 from tickler.shell._reference_host import Model, TurnInput
-from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import SessionTools
 
 EXIT_WORDS = {"exit", "quit", ":q"}
 
@@ -35,8 +35,8 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _model_for(model_name: str | None, zone: ZoneInfo) -> Callable[[ScheduleRuntime], Model]:
-    def build(runtime: ScheduleRuntime) -> Model:
+def _model_for(model_name: str | None, zone: ZoneInfo) -> Callable[[SessionTools], Model]:
+    def build(tools: SessionTools) -> Model:
         if model_name:
             from tickler.adapters.pydantic_ai import chat_model
 
@@ -44,9 +44,9 @@ def _model_for(model_name: str | None, zone: ZoneInfo) -> Callable[[ScheduleRunt
                 f"The user's time zone is {zone.key}. The schedule tools give times in UTC: "
                 f"say them in {zone.key} as well."
             )
-            inner = chat_model(model_name, runtime, instructions=instructions)
+            inner = chat_model(model_name, tools, instructions=instructions)
         else:
-            inner = OfflineModel(runtime.call_tool, _now_ms, zone=zone)
+            inner = OfflineModel(tools.call_tool, _now_ms, zone=zone)
 
         async def model(turn: TurnInput) -> str:
             if turn.source == "reminder":

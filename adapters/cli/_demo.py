@@ -38,7 +38,7 @@ from tickler.adapters.cli._output import console, print_json, print_report
 from tickler.adapters.cli._session import live_session, open_store
 from tickler.core import parse_session_jsonl
 from tickler.shell._reference_host import TURN_INPUT, Model, TurnInput
-from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import SessionTools
 
 SESSION = "demo"
 ZONE = "Europe/Berlin"
@@ -56,12 +56,12 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _model_for(runtime: ScheduleRuntime) -> Model:
+def _model_for(tools: SessionTools) -> Model:
     def on_tool(name: str, args: dict[str, Any], output: str) -> None:
         _say(f"    tool {name} {json.dumps(args, ensure_ascii=False)}")
         _say(f"      -> {output}")
 
-    offline = OfflineModel(runtime.call_tool, _now_ms, on_tool=on_tool, zone=local_zone())
+    offline = OfflineModel(tools.call_tool, _now_ms, on_tool=on_tool, zone=local_zone())
 
     async def model(turn: TurnInput) -> str:
         if turn.source == "reminder":
@@ -94,9 +94,9 @@ async def _agent(store_dir: str, phase: str, messages: list[str]) -> None:
             _say(f"{MARK}created")
             await asyncio.Event().wait()  # until killed
         else:
-            state = live.runtime.state
+            state = live.state
             _say(f"  restarted: {len(state.entries)} reminders active, replayed from the log")
-            while any(r.kind == "at" for r in live.runtime.state.active):  # noqa: ASYNC110
+            while any(r.kind == "at" for r in live.state.active):  # noqa: ASYNC110
                 await asyncio.sleep(0.1)  # a demo polls the state it shows
             await live.host.when_idle()
             await live.host.send("list")

@@ -8,13 +8,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from tickler.adapters._delivery import (
-    DEFAULT_COMMAND_TIMEOUT_S,
-    DEFAULT_URL_TIMEOUT_S,
-    DeliverCommand,
-    DeliverUrl,
-)
-from tickler.adapters._mcp_server import HostFactory, require_mcp, serve_corrupt, serve_stdio
+from tickler.adapters._delivery import TargetFactory, delivery_target
+from tickler.adapters._mcp_server import require_mcp, serve_corrupt, serve_stdio
 from tickler.adapters.cli._options import configure_logging
 from tickler.adapters.stores._files import CorruptStore
 from tickler.shell._ports import StoreError, validate_session_id
@@ -22,22 +17,16 @@ from tickler.shell._ports import StoreError, validate_session_id
 logger = logging.getLogger("tickler.mcp")
 
 
-def delivery_target(
+def mcp_target(
     deliver_cmd: str | None, deliver_url: str | None, *, timeout: float | None = None
-) -> HostFactory:
-    """The host factory for exactly one of a command or a URL (raises
-    ``ValueError`` otherwise, or for an empty or missing command, or a
-    non-http URL: both are checked now, not at the first delivery)."""
+) -> TargetFactory:
+    """The delivery target of exactly one of ``--deliver-cmd`` and
+    ``--deliver-url`` (raises ``ValueError`` otherwise, or for an empty or
+    missing command, or a non-http URL: both are checked now, not at the
+    first delivery)."""
     if (deliver_cmd is None) == (deliver_url is None):
         raise ValueError("give exactly one delivery target: --deliver-cmd or --deliver-url")
-    if deliver_cmd is not None:
-        command_timeout = DEFAULT_COMMAND_TIMEOUT_S if timeout is None else timeout
-        DeliverCommand(deliver_cmd, session="-", timeout=command_timeout)  # checks them now
-        return lambda session: DeliverCommand(deliver_cmd, session=session, timeout=command_timeout)
-    assert deliver_url is not None
-    url_timeout = DEFAULT_URL_TIMEOUT_S if timeout is None else timeout
-    DeliverUrl(deliver_url, session="-", timeout=url_timeout)
-    return lambda session: DeliverUrl(deliver_url, session=session, timeout=url_timeout)
+    return delivery_target(command=deliver_cmd, url=deliver_url, timeout=timeout)
 
 
 def run_mcp(
@@ -53,7 +42,7 @@ def run_mcp(
     ``StoreError`` (``SessionLocked``, ``InvalidSessionId``) from the store,
     ``ImportError`` without the ``mcp`` extra."""
     require_mcp()
-    deliver = delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
+    deliver = mcp_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
     from tickler.adapters.stores._jsonl import JsonlStore
 
     async def serve() -> None:
@@ -87,7 +76,7 @@ def serve_command(
     not there, a bad URL or timeout) before anything is created."""
     validate_session_id(session_id)
     try:
-        delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
+        mcp_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
         configure_logging(log_level)
         run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except (ImportError, StoreError) as exc:

@@ -147,12 +147,8 @@ def worker(
     _require_psycopg()
     import asyncio
 
-    from tickler.adapters._worker import (
-        delivery_target,
-        run_worker,
-        shortest_lease_s,
-        target_timeout,
-    )
+    from tickler.adapters._delivery import delivery_target, target_timeout
+    from tickler.adapters._worker import run_worker, shortest_lease_s
     from tickler.adapters.stores._postgres import PostgresStore
     from tickler.adapters.stores._postgres_schema import SchemaMissing
     from tickler.shell._ports import StoreError

@@ -1,5 +1,5 @@
-"""A live session for the framework tests: a memory store, a virtual clock
-with its own timer heap, a ``ScheduleRuntime`` and a reference host whose
+"""A live session for the framework tests: ``open_session`` on a memory
+store, a virtual clock with its own timer heap, and a reference host whose
 turns the test chooses (a framework host, or a plain recording model).
 
 Nothing sleeps for real: time passes only through ``VirtualClock.advance``.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,11 +16,12 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar
 
 import msgspec
 
-from tickler.adapters._tools import ToolCaller
-from tickler.adapters.stores._memory import MemoryLog, MemoryStore
+from tickler.adapters.stores._memory import MemoryStore
 from tickler.shell._clock import VirtualClock, settle
+from tickler.shell._ports import SessionLog
 from tickler.shell._reference_host import TURN_INPUT, ReferenceHost, TurnInput
 from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import Session, SessionTools, open_session
 from tickler.shell._timers import TimerHeap
 
 T0: Final = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
@@ -50,8 +50,8 @@ INVALID_SELECTOR: Final = (
 P = ParamSpec("P")
 H = TypeVar("H", bound=ReferenceHost)
 OnReply = Callable[[TurnInput, str], None]
-MakeHost = Callable[[MemoryLog, VirtualClock, OnReply], H]
-"""Builds a session's host: ``make_host(log, clock, on_reply)``."""
+MakeHost = Callable[[Session, OnReply], H]
+"""Builds a session's host: ``make_host(session, on_reply)``."""
 
 
 def async_test(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
@@ -65,11 +65,12 @@ def async_test(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
 
 
 @dataclass
-class Session(Generic[H]):
+class Live(Generic[H]):
     clock: VirtualClock
-    log: MemoryLog
+    log: SessionLog
     host: H
     runtime: ScheduleRuntime
+    tools: SessionTools
     replies: list[tuple[TurnInput, str]] = field(default_factory=list)
     replied: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -95,24 +96,22 @@ class Session(Generic[H]):
         return [item for item in self.turn_inputs() if item.source == "reminder"]
 
 
-def plain_host(log: MemoryLog, clock: VirtualClock, on_reply: OnReply) -> ReferenceHost:
+def plain_host(session: Session, on_reply: OnReply) -> ReferenceHost:
     """A reference host whose model answers ``turn <n>``."""
 
     async def model(turn: TurnInput) -> str:
         return f"turn {turn.n}"
 
-    return ReferenceHost(log, model, clock, on_reply=on_reply)
+    return ReferenceHost(session.log, model, session.clock, on_reply=on_reply)
 
 
 @asynccontextmanager
 async def live_session(
     make_host: MakeHost[H],
-) -> AsyncIterator[Session[H]]:
-    """``make_host(log, clock, on_reply)`` builds the host; a host with
-    ``bind`` is bound to the runtime before anything starts."""
+) -> AsyncIterator[Live[H]]:
+    """``make_host(session, on_reply)`` builds the session's host."""
     clock = VirtualClock(T0)
     store = MemoryStore()
-    log = await store.open("s1", created_at=T0)
     timers = TimerHeap(clock)
     replies: list[tuple[TurnInput, str]] = []
     replied = asyncio.Event()
@@ -121,56 +120,14 @@ async def live_session(
         replies.append((turn, reply))
         replied.set()
 
-    host = make_host(log, clock, record)
-    runtime = ScheduleRuntime(log, host, clock, timers=timers)
-    bind: Callable[[ToolCaller], None] | None = getattr(host, "bind", None)
-    if bind is not None:
-        bind(runtime)
-    await runtime.start()
-    host.start()
+    def host(session: Session[H]) -> H:
+        return make_host(session, record)
+
     try:
-        yield Session(clock, log, host, runtime, replies, replied)
+        async with open_session(store, "s1", host=host, clock=clock, timers=timers) as session:
+            yield Live(
+                clock, session.log, session.host, session.runtime, session.tools, replies, replied
+            )
     finally:
-        await runtime.dispose()
-        await host.close()
         await timers.close()
         await store.close()
-
-
-async def first_turn_failure(
-    make_host: MakeHost[H],
-) -> BaseException | None:
-    """Send one message to a host that was never bound to a runtime; the
-    exception its first turn failed with (the reference host logs it)."""
-    clock = VirtualClock(T0)
-    log = await MemoryStore().open("s1", created_at=T0)
-    replies: list[str] = []
-    host = make_host(log, clock, lambda _turn, reply: replies.append(reply))
-    failures: list[BaseException | None] = []
-    handler = _Capture(failures)
-    logger = logging.getLogger("tickler.host")
-    logger.addHandler(handler)
-    level = logger.level
-    logger.setLevel(logging.DEBUG)  # a failed turn's traceback is logged at DEBUG
-    try:
-        host.start()
-        await host.send("hi")
-        await settle()
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        closing = asyncio.ensure_future(host.close())
-        await clock.advance(SECOND)  # the failed turn waits 1 s before running again
-        await closing
-    assert replies == []
-    return failures[0] if failures else None
-
-
-class _Capture(logging.Handler):
-    def __init__(self, into: list[BaseException | None]) -> None:
-        super().__init__()
-        self._into = into
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.exc_info:
-            self._into.append(record.exc_info[1])

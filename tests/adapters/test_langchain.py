@@ -20,7 +20,7 @@ from .framework_support import (
     SECOND,
     STRETCH_CREATED,
     STRETCH_REMINDER,
-    Session,
+    Live,
     async_test,
     live_session,
     plain_host,
@@ -36,8 +36,8 @@ FREQUENCY = '{"code":"frequency_too_high","message":"every_seconds must be at le
 PROMPT = '{"code":"invalid_prompt","message":"prompt must be non-empty after trimming."}'
 
 
-def tools_of(s: Session[ReferenceHost]) -> dict[str, StructuredTool]:
-    return {tool.name: tool for tool in langchain_tools(s.runtime)}
+def tools_of(s: Live[ReferenceHost]) -> dict[str, StructuredTool]:
+    return {tool.name: tool for tool in langchain_tools(s.tools)}
 
 
 async def invoke(tool: StructuredTool, args: dict[str, Any], call_id: str = "call-1") -> str:

@@ -25,9 +25,12 @@ from tickler.adapters._delivery import (
     DeliveryFailed,
     followup_payload,
 )
-from tickler.adapters.cli._mcp import delivery_target, main
+from tickler.adapters.cli._mcp import main, mcp_target
+from tickler.adapters.stores._memory import MemoryStore
 from tickler.core import Occurrence
+from tickler.shell._clock import SystemClock
 from tickler.shell._host import FollowUp
+from tickler.shell._session import Session
 
 RECORDER = Path(__file__).parent / "mcp_support" / "record_delivery.py"
 
@@ -209,21 +212,28 @@ def test_delivery_targets_are_checked_up_front(
     cmd: str | None, url: str | None, message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
-        delivery_target(cmd, url)
+        mcp_target(cmd, url)
 
 
 @pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan")])
 def test_a_delivery_timeout_must_be_positive(timeout: float) -> None:
     for cmd, url in (("true", None), (None, "http://127.0.0.1:9/hook")):
         with pytest.raises(ValueError, match="timeout must be positive"):
-            delivery_target(cmd, url, timeout=timeout)
+            mcp_target(cmd, url, timeout=timeout)
 
 
 def test_the_factory_binds_the_session() -> None:
-    host = delivery_target(None, "http://127.0.0.1:9/hook", timeout=3)("agent-7")
+    async def sessions() -> tuple[Session, Session]:
+        store = MemoryStore()
+        seven = await store.open("agent-7", created_at=1)
+        eight = await store.open("agent-8", created_at=1)
+        return Session(seven, SystemClock()), Session(eight, SystemClock())
+
+    seven, eight = asyncio.run(sessions())
+    host = mcp_target(None, "http://127.0.0.1:9/hook", timeout=3)(seven)
     assert isinstance(host, DeliverUrl)
     assert (host.session, host.url, host.timeout) == ("agent-7", "http://127.0.0.1:9/hook", 3)
-    command = delivery_target("true --to 'a b'", None)("agent-8")
+    command = mcp_target("true --to 'a b'", None)(eight)
     assert isinstance(command, DeliverCommand)
     assert (command.session, command.argv) == ("agent-8", ("true", "--to", "a b"))
 

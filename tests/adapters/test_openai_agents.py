@@ -24,9 +24,8 @@ from agents.tool import Tool
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from tickler.adapters.openai_agents import OpenAIAgentsHost, openai_agents_host, openai_agents_tools
-from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import tool_catalog
-from tickler.shell._clock import VirtualClock
+from tickler.shell._session import Session
 
 from .framework_support import (
     INVALID_SELECTOR,
@@ -36,7 +35,6 @@ from .framework_support import (
     MakeHost,
     OnReply,
     async_test,
-    first_turn_failure,
     live_session,
 )
 
@@ -107,10 +105,10 @@ def outputs_of(items: list[TResponseInputItem]) -> list[tuple[Any, Any]]:
 
 
 def host(model: ScriptedModel, **options: Any) -> MakeHost[OpenAIAgentsHost]:
-    def make(log: MemoryLog, clock: VirtualClock, on_reply: OnReply) -> OpenAIAgentsHost:
+    def make(session: Session, on_reply: OnReply) -> OpenAIAgentsHost:
         agent: Agent[Any] = Agent(name="assistant", model=model)
         return openai_agents_host(
-            log, agent, clock, run_config=NO_TRACING, on_reply=on_reply, **options
+            session, agent, run_config=NO_TRACING, on_reply=on_reply, **options
         )
 
     return make
@@ -191,7 +189,7 @@ async def test_an_sdk_session_carries_the_conversation_instead() -> None:
     )
     session = SQLiteSession("s1")  # in memory
     try:
-        async with live_session(host(model, session=session)) as s:
+        async with live_session(host(model, sdk_session=session)) as s:
             await s.host.send(ASK)
             await s.turns(1)
             await s.advance(11 * SECOND)
@@ -233,15 +231,6 @@ async def test_closed_errors_and_unparsable_arguments_reach_the_model_as_tool_ou
         ]
         assert s.replies[0][1] == "Nothing scheduled."
         assert model.done
-
-
-@async_test
-async def test_a_host_never_bound_to_a_runtime_says_so() -> None:
-    model = ScriptedModel()
-    failure = await first_turn_failure(host(model))
-    assert isinstance(failure, RuntimeError)
-    assert str(failure) == "OpenAIAgentsHost.bind(runtime) must come before the first turn"
-    assert model.inputs == []
 
 
 class _NoRuntime:

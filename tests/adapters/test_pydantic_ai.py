@@ -1,6 +1,6 @@
 """The PydanticAI adapter, driven by a real ``Agent`` run on PydanticAI's
 own ``FunctionModel`` (scripted responses, no network): the toolset hands
-the model the runtime's exact text, and a due reminder arrives later as the
+the model the session's exact text, and a due reminder arrives later as the
 next user message of the same conversation, exactly once."""
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from tickler.adapters.pydantic_ai import (
     pydantic_ai_host,
     schedule_toolset,
 )
-from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import tool_catalog
-from tickler.shell._clock import VirtualClock
 from tickler.shell._reference_host import TurnInput
+from tickler.shell._session import Session
 
 from .framework_support import (
     INVALID_SELECTOR,
@@ -39,7 +38,6 @@ from .framework_support import (
     MakeHost,
     OnReply,
     async_test,
-    first_turn_failure,
     live_session,
     plain_host,
 )
@@ -101,8 +99,8 @@ def tool_returns(message: ModelMessage) -> list[tuple[str, str | None, object]]:
 
 
 def host(script: Script) -> MakeHost[PydanticAIHost]:
-    def make(log: MemoryLog, clock: VirtualClock, on_reply: OnReply) -> PydanticAIHost:
-        return pydantic_ai_host(log, Agent(FunctionModel(script)), clock, on_reply=on_reply)
+    def make(session: Session, on_reply: OnReply) -> PydanticAIHost:
+        return pydantic_ai_host(session, Agent(FunctionModel(script)), on_reply=on_reply)
 
     return make
 
@@ -201,7 +199,7 @@ async def test_chat_model_runs_a_named_model_with_the_tools_and_keeps_the_conver
     # "test" names PydanticAI's own TestModel: it calls every tool once with
     # arguments generated from the schemas, then answers their returns as JSON.
     async with live_session(plain_host) as s:
-        turns = chat_model("test", s.runtime)
+        turns = chat_model("test", s.tools)
         assert isinstance(turns, PydanticAITurns)
         reply = await turns(TurnInput(0, "user", "hi"))
         assert json.loads(reply) == {
@@ -211,15 +209,6 @@ async def test_chat_model_runs_a_named_model_with_the_tools_and_keeps_the_conver
         }
         await turns(TurnInput(1, "reminder", STRETCH_REMINDER))
         assert user_prompts(turns.messages) == ["hi", STRETCH_REMINDER]
-
-
-@async_test
-async def test_a_host_never_bound_to_a_runtime_says_so() -> None:
-    script = Script()
-    failure = await first_turn_failure(host(script))
-    assert isinstance(failure, RuntimeError)
-    assert str(failure) == "PydanticAIHost.bind(runtime) must come before the first turn"
-    assert script.calls == []
 
 
 class _NoRuntime:

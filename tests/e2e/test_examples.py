@@ -20,6 +20,7 @@ EXPECTED = {
     "openai_agents_agent.py": "[reminder turn]",
     "langchain_tools.py": "[reminder turn]",
     "mcp_client.py": "delivered schedule-1@",
+    "typed_api.py": "[reminder turn] schedule-1@",
 }
 ONLINE = ("TICKLER_MODEL", "OPENAI_API_KEY", "TICKLER_DIR")
 

@@ -14,9 +14,10 @@ from collections.abc import Callable
 import msgspec
 
 from tickler.adapters._worker import Worker
+from tickler.adapters.stores._postgres import PostgresLog
 from tickler.shell._clock import VirtualClock
 from tickler.shell._host import FollowUp
-from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import open_session
 from tickler.shell._timers import TimerHeap
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture
@@ -71,41 +72,40 @@ async def test_a_live_runtime_stalled_past_its_lease_does_not_hand_over_again(
     # clock is a minute behind, so the session is due for a worker at once.
     clock = VirtualClock(now_ms() - 60_000)
     live_store = pg.store()
-    log = await live_store.open("s", created_at=clock.now_ms())
     timers = TimerHeap(clock)
-    host = recorder.target("live", before=down_three_times)("s")
-    live = ScheduleRuntime(log, host, clock, timers=timers)
+    host = recorder.target("live", before=down_three_times)
     try:
-        await live.start()
-        answer = await live.call_tool("schedule_create", {"prompt": "p", "after_seconds": 1})
-        assert '"state":"scheduled"' in answer
-        await progress(clock, lambda: len(tries) == 3, "three failed tries")
-        await log.flush()  # everything it wrote is committed: nothing to fence it by
-        assert log.lost is None
+        async with open_session(live_store, "s", host=host, clock=clock, timers=timers) as live:
+            log = live.log
+            assert isinstance(log, PostgresLog)
+            answer = await live.tools.call_tool(
+                "schedule_create", {"prompt": "p", "after_seconds": 1}
+            )
+            assert '"state":"scheduled"' in answer
+            await progress(clock, lambda: len(tries) == 3, "three failed tries")
+            await log.flush()  # everything it wrote is committed: nothing to fence it by
+            assert log.lost is None
 
-        # It stalls, in a retry pause, past its lease: the lease ends in the
-        # database and in its own reckoning (it did not renew in time).
-        pg.query("UPDATE {s}.sessions SET lease_until = now() - interval '1 second'")
-        log.renewed_at -= live_store.lease_s + 1.0
-        worker = Worker(pg.store(), recorder.target("worker"), poll_s=0.05)
-        async with running(worker):
-            await wait_until(lambda: len(delivered_keys(pg, "s")) == 1, BOUND_S, "the mark")
-            await wait_until(lambda: session_row(pg, "s")[2] is None, BOUND_S, "the release")
-        assert [c.worker for c in recorder.calls] == ["worker"]
+            # It stalls, in a retry pause, past its lease: the lease ends in the
+            # database and in its own reckoning (it did not renew in time).
+            pg.query("UPDATE {s}.sessions SET lease_until = now() - interval '1 second'")
+            log.renewed_at -= live_store.lease_s + 1.0
+            worker = Worker(pg.store(), recorder.target("worker"), poll_s=0.05)
+            async with running(worker):
+                await wait_until(lambda: len(delivered_keys(pg, "s")) == 1, BOUND_S, "the mark")
+                await wait_until(lambda: session_row(pg, "s")[2] is None, BOUND_S, "the release")
+            assert [c.worker for c in recorder.calls] == ["worker"]
 
-        # The live process resumes: its retry comes, and must not hand over.
-        await progress(clock, lambda: log.lost is not None or len(tries) > 3, "the retry")
-        await progress(clock, lambda: log.lost is not None, "it to learn it lost the lease")
-        for _ in range(40):  # a while longer: nothing more is tried
-            await clock.advance(1_000)
-        assert len(tries) == 3
-        assert [c.worker for c in recorder.calls] == ["worker"]
-        assert followup_keys(pg, "s") == delivered_keys(pg, "s")
-        assert len(followup_keys(pg, "s")) == 1
+            # The live process resumes: its retry comes, and must not hand over.
+            await progress(clock, lambda: log.lost is not None or len(tries) > 3, "the retry")
+            await progress(clock, lambda: log.lost is not None, "it to learn it lost the lease")
+            for _ in range(40):  # a while longer: nothing more is tried
+                await clock.advance(1_000)
+            assert len(tries) == 3
+            assert [c.worker for c in recorder.calls] == ["worker"]
+            assert followup_keys(pg, "s") == delivered_keys(pg, "s")
+            assert len(followup_keys(pg, "s")) == 1
     finally:
-        await live.dispose()
-        await host.aclose()
-        await log.close()
         await live_store.close()
         await timers.close()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 
 import pytest
 
@@ -14,7 +15,7 @@ from tickler.adapters._worker import Worker
 from tickler.adapters.stores._postgres import SessionLost
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import NewEvent
-from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import open_session
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture
 from .worker_support import (
@@ -80,30 +81,31 @@ async def test_live_runtime_and_worker_never_both_deliver(pg_schema: PgSchema) -
     pg = pg_schema
     recorder = Recorder()
     live_store = pg.store()
-    log = await live_store.open("held", created_at=now_ms())
 
     async def slow_to_take(message: FollowUp, session: str) -> None:
         await asyncio.sleep(1.0)  # the follow-up sits in the outbox, due, meanwhile
 
-    live = ScheduleRuntime(log, recorder.target("live", before=slow_to_take)("held"))
-    await live.start()
-    seeder = pg.store()
-    await seed(seeder, {"cold": [{"prompt": "control", "after_seconds": 1}]})
-    await seeder.close()
-    worker_store = spy_store(pg)
-    worker = Worker(worker_store, recorder.target("worker"), concurrency=4, poll_s=0.05)
-    async with running(worker):
-        assert '"state":"scheduled"' in await live.call_tool(
-            "schedule_create", {"prompt": "both want it", "after_seconds": 1}
-        )
-        # the worker is active meanwhile: it delivers the cold control session
-        await wait_until(
-            lambda: {c.session for c in recorder.calls} == {"held", "cold"}, 30, "both deliveries"
-        )
-        await wait_until(lambda: len(delivered_keys(pg, "held")) == 1, 30, "the live mark")
-        await live.dispose()
-        await log.close()  # lets go: a session with nothing due is not taken
-        await live_store.close()
+    live_host = recorder.target("live", before=slow_to_take)
+    async with contextlib.AsyncExitStack() as held_open:
+        live = await held_open.enter_async_context(open_session(live_store, "held", host=live_host))
+        seeder = pg.store()
+        await seed(seeder, {"cold": [{"prompt": "control", "after_seconds": 1}]})
+        await seeder.close()
+        worker_store = spy_store(pg)
+        worker = Worker(worker_store, recorder.target("worker"), concurrency=4, poll_s=0.05)
+        async with running(worker):
+            assert '"state":"scheduled"' in await live.tools.call_tool(
+                "schedule_create", {"prompt": "both want it", "after_seconds": 1}
+            )
+            # the worker is active meanwhile: it delivers the cold control session
+            await wait_until(
+                lambda: {c.session for c in recorder.calls} == {"held", "cold"},
+                30,
+                "both deliveries",
+            )
+            await wait_until(lambda: len(delivered_keys(pg, "held")) == 1, 30, "the live mark")
+            await held_open.aclose()  # lets go: a session with nothing due is not taken
+    await live_store.close()
 
     held = [c for c in recorder.calls if c.session == "held"]
     assert [c.worker for c in held] == ["live"]  # exactly one hand-over, by the live host

@@ -1,13 +1,14 @@
 # ruff: noqa: F811 - pytest fixtures imported by name are parameters too
 """A callable target that takes ``tools`` resumes the agent's turn with the
-session's live runtime: the turn can set its next reminder while the worker
-holds the session, and that reminder is woken in turn."""
+session's tools: the turn can set its next reminder while the worker holds
+the session, and that reminder is woken in turn."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 
+from tickler.adapters._delivery import delivery_target
 from tickler.adapters._delivery_callable import DeliverCallable
 from tickler.adapters._tools import ToolCaller
 from tickler.adapters._worker import Worker
@@ -40,7 +41,7 @@ async def test_a_resumed_turn_sets_its_next_reminder_through_the_tools(
 
     worker = Worker(
         pg.store(),
-        lambda session: DeliverCallable(resume_agent, session=session, timeout=10),
+        delivery_target(function=resume_agent, timeout=10),
         concurrency=2,
         poll_s=0.2,
     )
@@ -61,8 +62,8 @@ async def test_a_two_argument_callable_gets_no_tools() -> None:
     def plain(message: FollowUp, session: str) -> None:
         seen.append((message.key, session))
 
-    host = DeliverCallable(plain, session="s", timeout=5)
-    host.tools = object()  # type: ignore[assignment]  # never passed to a two-argument callable
+    never = object()  # never passed to a two-argument callable
+    host = DeliverCallable(plain, session="s", timeout=5, tools=never)  # type: ignore[arg-type]
     await host.followup(FollowUp(key="k@1", text="t", occurrences=()))
     await asyncio.sleep(0)
     assert seen == [("k@1", "s")]

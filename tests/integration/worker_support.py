@@ -20,6 +20,7 @@ from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
 from tickler.shell._host import FollowUp, IdleClaim
 from tickler.shell._records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
 from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import Session
 
 from .pgsupport import PgSchema
 
@@ -94,10 +95,11 @@ class Recorder:
         *,
         before: Callable[[FollowUp, str], Awaitable[None]] | None = None,
         timeout: float = 10.0,
-    ) -> Callable[[str], DeliveryHost]:
-        """A host factory for :class:`Worker`: ``before`` runs first (it may
-        block or raise: a slow or failing target); the call is recorded
-        only when the target took the follow-up."""
+    ) -> Callable[[Session], DeliveryHost]:
+        """A host factory for :class:`Worker` (or ``open_session``):
+        ``before`` runs first (it may block or raise: a slow or failing
+        target); the call is recorded only when the target took the
+        follow-up."""
 
         async def deliver(message: FollowUp, session: str) -> None:
             if before is not None:
@@ -106,7 +108,7 @@ class Recorder:
             self.changed.set()
 
         function: DeliverFunction = deliver
-        return lambda session: DeliverCallable(function, session=session, timeout=timeout)
+        return lambda session: DeliverCallable(function, session=session.id, timeout=timeout)
 
     def keys(self) -> list[tuple[str, str]]:
         """(session, key) of every call: keys are unique within a session."""

@@ -24,7 +24,7 @@ from tickler.shell._clock import SystemClock
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import NewEvent, SessionLog, Snapshot
 from tickler.shell._reference_host import ReferenceHost, TurnInput
-from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._session import Session, open_log_session
 
 SESSION = "crash"
 CRASH_POINT = os.environ.get("TICKLER_CRASH_POINT", "")
@@ -112,20 +112,23 @@ async def main(store_dir: str, target: int, every: int) -> None:
     async def model(turn: TurnInput) -> str:
         return "ok"
 
-    host = CrashingHost(log, model, clock)
-    runtime = ScheduleRuntime(log, host, clock)
-    await runtime.start()
-    host.start()
-    made = len(runtime.state.seen_ids)
-    while made < target + every:
-        if made < target:
-            args: dict[str, object] = {"prompt": f"one-shot {made}", "after_seconds": 1 + made % 3}
-        else:
-            args = {"prompt": f"every {made}", "every_seconds": 300 + 60 * (made - target)}
-        await runtime.call_tool("schedule_create", args)
-        made = len(runtime.state.seen_ids)
-    print(f"ready {time.time()}", flush=True)
-    await asyncio.Event().wait()
+    def host(session: Session) -> CrashingHost:
+        return CrashingHost(session.log, model, session.clock)
+
+    async with open_log_session(log, host=host, clock=clock) as session:
+        made = len(session.state.seen_ids)
+        while made < target + every:
+            if made < target:
+                args: dict[str, object] = {
+                    "prompt": f"one-shot {made}",
+                    "after_seconds": 1 + made % 3,
+                }
+            else:
+                args = {"prompt": f"every {made}", "every_seconds": 300 + 60 * (made - target)}
+            await session.tools.call_tool("schedule_create", args)
+            made = len(session.state.seen_ids)
+        print(f"ready {time.time()}", flush=True)
+        await asyncio.Event().wait()
 
 
 if __name__ == "__main__":

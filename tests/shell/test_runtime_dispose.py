@@ -203,3 +203,29 @@ async def test_dispose_records_a_hand_over_that_fails_within_the_grace() -> None
         assert (pending.key, pending.failures) == (KEY, 1)
         await r.advance(MINUTE, step_ms=SECOND)
         assert len(r.host.offered) == 1  # no retry after dispose
+
+
+def runtime_tasks() -> list[str]:
+    """The tasks still running a coroutine of the runtime's."""
+    names = []
+    for task in asyncio.all_tasks():
+        qualname = getattr(task.get_coro(), "__qualname__", "")
+        if qualname.startswith("ScheduleRuntime.") and not task.done():
+            names.append(qualname)
+    return names
+
+
+@async_test
+async def test_dispose_leaves_no_wait_of_its_own_running() -> None:
+    async with rig() as r:
+        r.host.set_busy(True)  # a turn runs: the due reminder waits for idle
+        await r.create(after_seconds=10)
+        await r.advance(10 * SECOND)
+        r.log.fail("flush", skip=1, times=None)  # and a retry waits for the log
+        await r.create(after_seconds=20)
+        await settle()
+        assert {"ScheduleRuntime._idle_then_drive", "ScheduleRuntime._retry_after"} <= set(
+            runtime_tasks()
+        )
+        await r.runtime.dispose()
+        assert runtime_tasks() == []
