@@ -59,6 +59,7 @@ from tickler.adapters.stores._postgres import (
     PostgresLog,
     PostgresStore,
 )
+from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._ports import StoreError
 from tickler.shell._runtime import LEASE_MARGIN_S, ScheduleRuntime
@@ -216,6 +217,7 @@ class Worker:
             logger.error("worker: a session run failed", exc_info=task.exception())
 
     async def _run_session(self, log: PostgresLog) -> None:
+        _telemetry.bind_session(log.header.id)  # this task's log lines name it
         self.stats.sessions += 1
         host = self._deliver(log.header.id)
         # The runtime hands a follow-up over only while the lease outlasts

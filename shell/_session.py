@@ -38,6 +38,7 @@ from tickler.core import (
     render,
     tool_catalog,
 )
+from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
 from tickler.shell._pending import PendingDelivery
@@ -185,6 +186,7 @@ class Session:
         (before the session's queue), then run in it."""
         parsed = parse_tool_call(name, args)
         if not is_successful(parsed):
+            _telemetry.refused_call(self.id, name, parsed.failure())
             return parsed  # type: ignore[return-value] # a failure holds no command
         return await self.execute(parsed.unwrap())
 

@@ -15,7 +15,7 @@ from tickler.adapters._delivery import (
     DeliverUrl,
 )
 from tickler.adapters._mcp_server import HostFactory, require_mcp, serve_corrupt, serve_stdio
-from tickler.adapters.cli._options import LOG_FORMAT
+from tickler.adapters.cli._options import configure_logging
 from tickler.adapters.stores._files import CorruptStore
 from tickler.shell._ports import StoreError, validate_session_id
 
@@ -78,6 +78,7 @@ def serve_command(
     *,
     deliver_timeout: float | None = None,
     log_level: str = "INFO",
+    log_format: str = "text",
 ) -> int:
     """What ``tickler mcp`` does: check the options, then serve until the
     client disconnects. Returns the exit status: 0 after the client
@@ -88,7 +89,7 @@ def serve_command(
     validate_session_id(session_id)
     try:
         delivery_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
-        logging.basicConfig(stream=sys.stderr, level=log_level, format=LOG_FORMAT)
+        configure_logging(log_level, log_format)
         run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except (ImportError, StoreError) as exc:
         logger.error("%s", exc)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import logging
 import signal
-import sys
 
 import click
 
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._options import log_level_option
+from tickler.adapters.cli._options import log_format_option, log_level_option
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
@@ -104,6 +102,7 @@ def migrate(dsn: str, schema: str) -> int:
     help="On SIGTERM, wait this long for deliveries in flight (default: their deadline).",
 )
 @log_level_option
+@log_format_option
 def worker(
     *,
     dsn: str,
@@ -115,6 +114,7 @@ def worker(
     lease_s: float,
     grace_s: float | None,
     log_level: str,
+    log_format: str,
 ) -> int:
     """Deliver due reminders of sessions no process holds, until SIGTERM.
 
@@ -135,7 +135,7 @@ def worker(
         shortest_lease_s,
         target_timeout,
     )
-    from tickler.adapters.cli._options import LOG_FORMAT
+    from tickler.adapters.cli._options import configure_logging
     from tickler.adapters.stores._postgres import PostgresStore
     from tickler.adapters.stores._postgres_schema import SchemaMissing
     from tickler.shell._ports import StoreError
@@ -152,7 +152,7 @@ def worker(
         store = PostgresStore(dsn, schema=schema, lease_s=lease_s)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    logging.basicConfig(stream=sys.stderr, level=log_level.upper(), format=LOG_FORMAT)
+    configure_logging(log_level, log_format)
     grace = grace_s if grace_s is not None else timeout + 5.0
     try:
         asyncio.run(
