@@ -9,16 +9,26 @@ export PYTHONTZPATH :=
 
 .PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar clean
 install: $(VENV)/.installed
+# The first install shows pip's progress (about a minute); a re-install is quiet.
+PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
+# setuptools announces every strict editable install in a banner of stars
+# ("Editable installation." ... "Please be careful to not remove this
+# directory"); it is a warning at its own start, so only it is filtered out:
+# errors and every other warning still show.
+QUIET_BANNER := PYTHONWARNINGS='ignore:Editable installation'
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
 	  || { echo "tickler needs Python 3.11 or newer as $(PY) (make PY=python3.12 ...)"; exit 2; }
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
+	@test -x $(BIN)/python || { echo "make: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV); }
+	@echo "make: installing tickler with every extra and the dev tools into $(VENV)" \
+	  "$(if $(PIP_QUIET),(again, quietly: the sources changed),(about a minute the first time))"
+	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
 	@# The distribution was called tickler before: drop that install, or two would map tickler.
-	$(BIN)/python -m pip uninstall -q -y --disable-pip-version-check tickler 2>/dev/null || true
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all]' --group dev \
-	    --config-settings editable_mode=strict
-	touch $@
+	@$(BIN)/python -m pip uninstall -q -y --disable-pip-version-check tickler 2>/dev/null || true
+	@$(QUIET_BANNER) $(BIN)/python -m pip install $(PIP_QUIET) --disable-pip-version-check \
+	    -e '.[all]' --group dev --config-settings editable_mode=strict
+	@touch $@
+	@echo "make: done; the CLI is $(BIN)/tickler (or run: source $(BIN)/activate)"
 
 # The main job: reminders created by a model, delivered as turns, across a
 # kill -9 and a restart; offline, under a minute. Keep the session log with
@@ -42,7 +52,8 @@ mutants: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy core shell adapters tests bench specs examples
+	@# Module names from the folders, not the clone's directory name (any name lints).
+	$(BIN)/mypy --explicit-package-bases core shell adapters tests bench specs examples
 
 # Regenerate the checked-in contracts under specs/ from the code.
 specs: install

@@ -27,7 +27,9 @@ import asyncio
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Final, cast
 
 from tickler.adapters._delivery import DeliveryFailed, DeliveryHost, _positive
@@ -57,14 +59,27 @@ def _wants_tools(function: DeliverFunction) -> bool:
     return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in positional)
 
 
-def load_callable(name: str) -> DeliverFunction:
+def load_callable(name: str, *, app_dir: str | None = None) -> DeliverFunction:
     """The object ``module:attr.attr`` names; ValueError when it cannot be
-    imported or is not callable (said now, not at the first reminder)."""
+    imported or is not callable (said now, not at the first reminder).
+
+    ``app_dir`` (a folder) is put first on ``sys.path`` before importing, as
+    ``python -m`` does with the working directory and ``uvicorn --app-dir``
+    with its folder: a console script has only its own folder there. A
+    module not found names the path searched and how to extend it."""
     if CALLABLE_NAME.fullmatch(name) is None:
         raise ValueError(f"not a module:function name: {name!r}")
     module_name, _, path = name.partition(":")
+    if app_dir is not None:
+        folder = str(Path(app_dir).absolute())
+        if sys.path[:1] != [folder]:
+            sys.path.insert(0, folder)
     try:
         found: object = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise ValueError(f"cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
+        raise ValueError(_not_found(module_name, exc.name)) from exc
     except Exception as exc:
         raise ValueError(f"cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
     for part in path.split("."):
@@ -74,6 +89,25 @@ def load_callable(name: str) -> DeliverFunction:
     if not callable(found):
         raise ValueError(f"{name} is not callable")
     return cast("DeliverFunction", found)
+
+
+def _not_found(module_name: str, missing: str) -> str:
+    """Why ``module_name`` was not found (``missing`` is it or a package
+    above it): the folders searched, and the fix."""
+    parent, _, _ = missing.rpartition(".")
+    if parent:  # the package is there, the module in it is not
+        package = sys.modules.get(parent)
+        folders = list(getattr(package, "__path__", []))
+        return (
+            f"cannot import {module_name}: package {parent} ({', '.join(folders)}) "
+            f"has no module {missing.rpartition('.')[2]}"
+        )
+    searched = ", ".join(entry or str(Path.cwd()) for entry in sys.path)
+    return (
+        f"cannot import {module_name}: no module {missing} in the import path ({searched}); "
+        f"run the worker in the folder that holds {missing}, or name that folder "
+        f"with --app-dir DIR or PYTHONPATH=DIR"
+    )
 
 
 class DeliverCallable(DeliveryHost):

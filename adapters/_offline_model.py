@@ -9,7 +9,9 @@ runtime, exactly as an LLM would:
 * "every 5 minutes drink water" (at least 5 minutes: the floor is 300 s)
 * "list", "delete schedule-2"
 
-A reminder turn is answered by presenting its prompt(s) to the user.
+A reminder turn is answered by presenting its prompt(s) to the user. Times
+are shown as the tools give them (UTC), and in the viewer's zone (``zone``)
+and, for an ``at`` given in a zone, in that zone.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tickler.adapters._times import UTC_ZONE, when_text
+from tickler.core import parse_instant
+from tickler.core._zones import resolve_zone
 from tickler.shell._reference_host import TurnInput
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
@@ -56,10 +61,12 @@ class OfflineModel:
         now_ms: Now,
         *,
         on_tool: Callable[[str, dict[str, Any], str], None] | None = None,
+        zone: ZoneInfo | None = None,
     ) -> None:
         self._call_tool = call_tool
         self._now_ms = now_ms
         self._on_tool = on_tool
+        self._zone = zone
 
     async def __call__(self, turn: TurnInput) -> str:
         if turn.source == "reminder":
@@ -80,7 +87,7 @@ class OfflineModel:
             seconds = _seconds(m.group(1), m.group(2))
             if seconds is None:
                 return _HELP
-            return _created(
+            return self._created(
                 await self._tool(
                     "schedule_create", {"prompt": m.group(3), "after_seconds": seconds}
                 )
@@ -89,13 +96,13 @@ class OfflineModel:
             seconds = _seconds(m.group(1), m.group(2))
             if seconds is None:
                 return _HELP
-            return _created(
+            return self._created(
                 await self._tool(
                     "schedule_create", {"prompt": m.group(3), "every_seconds": seconds}
                 )
             )
         if text.lower() in {"list", "list reminders", "what are my reminders?", "reminders"}:
-            return _listed(await self._tool("schedule_list", {}))
+            return self._listed(await self._tool("schedule_list", {}))
         if m := _DELETE.fullmatch(text):
             return _deleted(await self._tool("schedule_delete", {"id": m.group(1)}))
         return _HELP
@@ -105,7 +112,30 @@ class OfflineModel:
         hour, minute, second = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
         date = m.group(5) or _next_date(self._now_ms(), zone_name, hour, minute, second)
         at = {"date": date, "time": f"{hour:02d}:{minute:02d}:{second:02d}", "time_zone": zone_name}
-        return _created(await self._tool("schedule_create", {"prompt": m.group(6), "at": at}))
+        created = await self._tool("schedule_create", {"prompt": m.group(6), "at": at})
+        return self._created(created, resolve_zone(zone_name))
+
+    def _when(self, scheduled_at: str, own: ZoneInfo | None = None) -> str:
+        return when_text(parse_instant(scheduled_at), self._zone or UTC_ZONE, own)
+
+    def _created(self, value: dict[str, Any] | list[Any], own: ZoneInfo | None = None) -> str:
+        if isinstance(value, dict) and "id" in value:
+            what = f"{value['id']} ({value['kind']})"
+            when = self._when(value["scheduledAt"], own)
+            return f"OK: {what} fires at {when}: {value['prompt']}"
+        return f"Sorry, that did not work: {_message(value)}"
+
+    def _listed(self, value: dict[str, Any] | list[Any]) -> str:
+        if not isinstance(value, list):
+            return f"Sorry, I could not list reminders: {_message(value)}"
+        if not value:
+            return "You have no active reminders."
+        lines = [
+            f"- {v['id']} ({v['kind']}, {v['state']}) at {self._when(v['scheduledAt'])}: "
+            f"{v['prompt']}"
+            for v in value
+        ]
+        return "Your reminders:\n" + "\n".join(lines)
 
 
 def _seconds(amount: str, unit: str) -> int | None:
@@ -124,25 +154,6 @@ def _next_date(now_ms: int, zone_name: str, hour: int, minute: int, second: int)
     if wanted <= local:
         wanted += timedelta(days=1)
     return wanted.date().isoformat()
-
-
-def _created(value: dict[str, Any] | list[Any]) -> str:
-    if isinstance(value, dict) and "id" in value:
-        what = f"{value['id']} ({value['kind']})"
-        return f"OK: {what} fires at {value['scheduledAt']}: {value['prompt']}"
-    return f"Sorry, that did not work: {_message(value)}"
-
-
-def _listed(value: dict[str, Any] | list[Any]) -> str:
-    if not isinstance(value, list):
-        return f"Sorry, I could not list reminders: {_message(value)}"
-    if not value:
-        return "You have no active reminders."
-    lines = [
-        f"- {v['id']} ({v['kind']}, {v['state']}) at {v['scheduledAt']}: {v['prompt']}"
-        for v in value
-    ]
-    return "Your reminders:\n" + "\n".join(lines)
 
 
 def _deleted(value: dict[str, Any] | list[Any]) -> str:

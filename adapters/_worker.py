@@ -97,17 +97,20 @@ def shortest_lease_s(timeout: float) -> float:
     return 1.5 * (timeout + LEASE_MARGIN_S)
 
 
-def delivery_target(target: str, *, timeout: float | None = None) -> HostFactory:
+def delivery_target(
+    target: str, *, timeout: float | None = None, app_dir: str | None = None
+) -> HostFactory:
     """The host factory ``--deliver TARGET`` names: an ``http(s)://`` URL
-    (POST), a ``module:function`` callable, or else a command (an argv,
-    split like a shell would, run without one). Checked now: ValueError for
-    a bad URL, a callable that does not import, a command not found."""
+    (POST), a ``module:function`` callable (imported with ``app_dir`` first
+    on the import path, when given), or else a command (an argv, split like
+    a shell would, run without one). Checked now: ValueError for a bad URL,
+    a callable that does not import, a command not found."""
     seconds = target_timeout(target, timeout)
     if target.startswith(("http://", "https://")):
         DeliverUrl(target, session="-", timeout=seconds)
         return lambda session: DeliverUrl(target, session=session, timeout=seconds)
     if CALLABLE_NAME.fullmatch(target):
-        function = load_callable(target)
+        function = load_callable(target, app_dir=app_dir)
         DeliverCallable(function, session="-", timeout=seconds)
         return lambda session: DeliverCallable(
             function, session=session, timeout=seconds, name=target

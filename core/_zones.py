@@ -55,6 +55,12 @@ def resolve_zone(name: str) -> ZoneInfo | None:
     return None if key is None else _load(key)
 
 
+def zone_by_key(key: str) -> ZoneInfo | None:
+    """The pinned zone whose key is exactly ``key`` (any tzdata name, such as
+    ``Etc/UTC``, ``CET`` or ``EST5EDT``), or None."""
+    return _load(key) if _names_by_folded_case().get(key.lower()) == key else None
+
+
 def utc_offset_ms(zone: ZoneInfo, instant_ms: int) -> int:
     """The zone's UTC offset (ms, seconds precision) at one instant.
 

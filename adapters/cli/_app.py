@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import click
 
+from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import examine_paths, exit_code
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect_run import inspect_paths
@@ -46,19 +46,26 @@ def check(paths: tuple[str, ...], as_json: bool) -> int:
 
 @cli.command()
 @click.argument("path")
-@click.option("--tz", "tz_name", default="UTC", show_default=True, help="Zone to show targets in.")
+@click.option(
+    "--tz",
+    "tz_name",
+    default=None,
+    metavar="ZONE",
+    help="Zone to show targets in, besides UTC (default: this machine's zone: "
+    "TZ, else /etc/localtime, else UTC).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def inspect(path: str, tz_name: str, as_json: bool) -> int:
+def inspect(path: str, tz_name: str | None, as_json: bool) -> int:
     """Show a session's active reminders, next wake and delivery history.
 
     PATH is a session file or a directory (a tickler store or a harness
     root): then every session in it is shown. Exit codes as for check.
     """
-    zone = resolve_zone(tz_name)
+    zone = local_zone() if tz_name is None else resolve_zone(tz_name)
     if zone is None:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
     now_ms = time.time_ns() // 1_000_000
-    return inspect_paths(path, now_ms, ZoneInfo(zone.key or "UTC"), as_json=as_json)
+    return inspect_paths(path, now_ms, zone, as_json=as_json)
 
 
 @cli.command()

@@ -3,7 +3,8 @@
 With ``TICKLER_MODEL`` set (e.g. ``openai:gpt-4o-mini`` and the provider's
 key) the agent is a real PydanticAI agent with the three tools; without
 it, the offline rule-based model answers. Reminders arrive as turns while
-you chat, and survive quitting: they are in the session's log.
+you chat, and survive quitting: they are in the session's log. Times are
+shown in UTC and in this machine's zone.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from tickler.adapters._offline_model import OfflineModel
+from tickler.adapters._times import local_zone
 from tickler.adapters.cli._session import live_session, open_store
 from tickler.shell._reference_host import Model, TurnInput
 from tickler.shell._runtime import ScheduleRuntime
@@ -28,14 +31,22 @@ def default_store() -> str:
     return str(Path(base) / "tickler")
 
 
-def _model_for(model_name: str | None) -> Callable[[ScheduleRuntime], Model]:
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _model_for(model_name: str | None, zone: ZoneInfo) -> Callable[[ScheduleRuntime], Model]:
     def build(runtime: ScheduleRuntime) -> Model:
         if model_name:
             from tickler.adapters.pydantic_ai import chat_model
 
-            inner = chat_model(model_name, runtime)
+            instructions = (
+                f"The user's time zone is {zone.key}. The schedule tools give times in UTC: "
+                f"say them in {zone.key} as well."
+            )
+            inner = chat_model(model_name, runtime, instructions=instructions)
         else:
-            inner = OfflineModel(runtime.call_tool, lambda: time.time_ns() // 1_000_000)
+            inner = OfflineModel(runtime.call_tool, _now_ms, zone=zone)
 
         async def model(turn: TurnInput) -> str:
             if turn.source == "reminder":
@@ -49,14 +60,20 @@ def _model_for(model_name: str | None) -> Callable[[ScheduleRuntime], Model]:
     return build
 
 
-async def chat(store_dir: str, session_id: str, model_name: str | None) -> None:
+async def chat(
+    store_dir: str, session_id: str, model_name: str | None, zone: ZoneInfo | None = None
+) -> None:
+    """Chat until stdin ends or an exit word; times in UTC and in ``zone``
+    (default: this machine's zone)."""
+    zone = local_zone() if zone is None else zone
     store = open_store(store_dir)
     kind = (
         f"model {model_name}" if model_name else "the offline model (set TICKLER_MODEL for an LLM)"
     )
     print(f"tickler chat: session {session_id!r} in {store_dir}, {kind}.")
+    print(f"Times are shown in UTC and in {zone.key} (this machine's zone; set TZ to change it).")
     print('Try "remind me in 10 seconds to stretch". Type exit to leave.')
-    async with live_session(store, session_id, _model_for(model_name)) as live:
+    async with live_session(store, session_id, _model_for(model_name, zone)) as live:
         print("you> ", end="", flush=True)
         while True:
             line = await asyncio.to_thread(sys.stdin.readline)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ import click
 from rich.console import Console
 
 from tickler.adapters._offline_model import OfflineModel
+from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import check_file
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect import inspect_session
@@ -50,12 +52,16 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
 def _model_for(runtime: ScheduleRuntime) -> Model:
     def on_tool(name: str, args: dict[str, Any], output: str) -> None:
         _say(f"    tool {name} {json.dumps(args, ensure_ascii=False)}")
         _say(f"      -> {output}")
 
-    offline = OfflineModel(runtime.call_tool, lambda: time.time_ns() // 1_000_000, on_tool=on_tool)
+    offline = OfflineModel(runtime.call_tool, _now_ms, on_tool=on_tool, zone=local_zone())
 
     async def model(turn: TurnInput) -> str:
         if turn.source == "reminder":
@@ -192,8 +198,36 @@ def run_demo(as_json: bool = False, store: str | None = None, keep: bool = False
         path = Path(store_dir) / f"{SESSION}.jsonl"
         status = _epilogue(path, out, say, as_json, kept=kept is not None)
         if kept is not None:
-            say(f"\n{kept}; look again with: tickler inspect {path}")
+            say(f"\n{kept}.")
+        _next_steps(path if kept is not None else None, say)
         return status
+
+
+def cli_command() -> str:
+    """This CLI as a shell runs it from any folder: the full path of the
+    ``tickler`` script that is running (``.venv/bin/tickler`` after ``make
+    install``: it is on PATH only in an activated virtual environment), or
+    this interpreter with ``-m`` when it runs as a module."""
+    script = Path(sys.argv[0])
+    if script.name == "tickler" and script.is_file():
+        return shlex.quote(str(script.absolute()))
+    return f"{shlex.quote(sys.executable)} -m tickler.adapters.cli"
+
+
+def _next_steps(log: Path | None, say: Say) -> None:
+    """What to run next, each command exactly as a shell takes it."""
+    cli = cli_command()
+    steps: list[tuple[str, str]] = []
+    if log is None:
+        steps.append(("run it again and keep the session log", f"{cli} demo --keep"))
+    else:
+        where = shlex.quote(str(log))
+        steps.append(("the session log again, times in your zone", f"{cli} inspect {where}"))
+        steps.append(("check it as the invariant checker does", f"{cli} check {where}"))
+    steps.append(("chat with the offline model (type exit to leave)", f"{cli} chat"))
+    say("\nNext, try (each command runs as shown, from any folder):")
+    for what, command in steps:
+        say(f"  {what}:\n    $ {command}")
 
 
 def _epilogue(path: Path, out: Console, say: Say, as_json: bool, *, kept: bool) -> int:

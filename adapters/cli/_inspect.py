@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import msgspec
 
+from tickler.adapters._times import zone_text
 from tickler.core import (
     AfterSchedule,
     EverySchedule,
@@ -98,20 +98,25 @@ class _Out(msgspec.Struct, rename="camel"):
     turn_done: bool
 
 
-def local_text(instant: str, zone: ZoneInfo) -> str:
-    moment = datetime.fromtimestamp(parse_instant(instant) / 1000, UTC).astimezone(zone)
-    return moment.strftime("%Y-%m-%d %H:%M:%S %Z")
-
-
-def _row(record: ScheduleRecord, now_ms: int, zone: ZoneInfo) -> dict[str, object]:
+def _row(
+    record: ScheduleRecord, now_ms: int, zone: ZoneInfo, own: ZoneInfo | None = None
+) -> dict[str, object]:
+    """One active reminder: its target in UTC, in the viewer's ``zone`` and,
+    for a reminder that carries a zone of its own (``own``), in that one.
+    A v1 record keeps only the UTC instant (an ``at`` given as local time
+    keeps no zone), so v1 rows have no ``zone``/``zoneLocal``."""
     row: dict[str, object] = {"id": record.id, "kind": record.kind, "prompt": record.prompt}
     if isinstance(record, AfterSchedule):
         row["afterSeconds"] = record.after_seconds
     if isinstance(record, EverySchedule):
         row["everySeconds"] = record.every_seconds
     row["scheduledAt"] = record.scheduled_at
-    row["local"] = local_text(record.scheduled_at, zone)
-    row["state"] = "overdue" if parse_instant(record.scheduled_at) <= now_ms else "scheduled"
+    target = parse_instant(record.scheduled_at)
+    row["local"] = zone_text(target, zone)
+    if own is not None:
+        row["zone"] = own.key
+        row["zoneLocal"] = zone_text(target, own)
+    row["state"] = "overdue" if target <= now_ms else "scheduled"
     return row
 
 

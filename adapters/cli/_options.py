@@ -1,4 +1,4 @@
-"""Options several commands share."""
+"""Options several commands share, and the stderr log they set up."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Final
 import click
 
 LOG_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-"""The one log line format of the long-running commands (mcp, worker)."""
+# Libraries that log every request at INFO (httpx: one line per URL
+# delivery): shown from WARNING up, unless the log is at DEBUG.
+CHATTY_LIBRARIES: Final = ("httpx", "httpcore")
 
 log_level_option = click.option(
     "--log-level",
@@ -39,7 +41,12 @@ def log_formatter(log_format: str) -> logging.Formatter:
 
 
 def configure_logging(level: str, log_format: str = "text") -> None:
-    """The log on stderr at ``level``, in ``log_format``."""
+    """The log on stderr at ``level``, in ``log_format``: tickler's lines
+    and the warnings of the libraries underneath; their per-request INFO
+    lines only at DEBUG."""
+    level = level.upper()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(log_formatter(log_format))
-    logging.basicConfig(level=level.upper(), handlers=[handler])
+    logging.basicConfig(level=level, handlers=[handler])
+    for name in CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.NOTSET if level == "DEBUG" else logging.WARNING)

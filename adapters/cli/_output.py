@@ -50,20 +50,25 @@ def print_report(report: Report, out: Console | None = None) -> None:
     out.print(title)
     active = Table(title="Active reminders", title_justify="left")
     zone = visible(report.zone)
-    for column in ("id", "kind", "prompt", "target (UTC)", f"target ({zone})", "state"):
+    own = any("zoneLocal" in row for row in report.active)  # reminders with a zone of their own
+    columns = ["id", "kind", "prompt", "target (UTC)", f"target ({zone})"]
+    for column in [*columns, *(["target (its zone)"] if own else []), "state"]:
         active.add_column(Text(column))
     for row in report.active:
         kind = str(row["kind"])
         if "everySeconds" in row:
             kind += f" {row['everySeconds']}s"
-        active.add_row(
+        cells = [
             shown(row["id"]),
             shown(kind),
             shown(row["prompt"], newlines=True),
             shown(row["scheduledAt"]),
             shown(row["local"]),
-            shown(row["state"]),
-        )
+        ]
+        if own:
+            in_zone = f"{row['zoneLocal']} ({row['zone']})" if "zoneLocal" in row else "-"
+            cells.append(shown(in_zone))
+        active.add_row(*cells, shown(row["state"]))
     out.print(active if report.active else Text("No active reminders."))
     out.print(Text(f"next wake: {visible(report.next_wake or 'none')}"))
     history = Table(title="Deliveries", title_justify="left")

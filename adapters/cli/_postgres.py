@@ -8,10 +8,16 @@ import signal
 import click
 
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._options import log_format_option, log_level_option
+from tickler.adapters.cli._options import (
+    configure_logging,
+    log_format_option,
+    log_level_option,
+)
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
+CANNOT_USE_DATABASE = 1
+"""Exit status of every command that cannot connect to (or use) the database."""
 
 
 def _require_psycopg() -> None:
@@ -34,13 +40,17 @@ def db() -> None:
 @click.option("--schema", default="tickler", show_default=True, help=_SCHEMA_HELP)
 def migrate(dsn: str, schema: str) -> int:
     """Create or upgrade tickler's tables; safe to run again and from
-    several processes at once."""
+    several processes at once. Exit 0 when done, 1 when PostgreSQL cannot
+    be reached, 2 for usage errors."""
     _require_psycopg()
+    from tickler.adapters.stores._postgres_schema import DatabaseUnreachable
     from tickler.adapters.stores._postgres_schema import migrate as run_migration
     from tickler.shell._ports import StoreError
 
     try:
         before, after = run_migration(dsn, schema)
+    except DatabaseUnreachable as exc:
+        return _cannot_use(exc)
     except (ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
     if before == after:
@@ -48,6 +58,11 @@ def migrate(dsn: str, schema: str) -> int:
     else:
         click.echo(f"schema {schema}: version {before} -> {after}")
     return 0
+
+
+def _cannot_use(exc: Exception) -> int:
+    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    return CANNOT_USE_DATABASE
 
 
 @click.command()
@@ -60,6 +75,14 @@ def migrate(dsn: str, schema: str) -> int:
     metavar="TARGET",
     help="Where due follow-ups go: module:function (a Python callable), an http(s):// URL "
     "(POST, 2xx = delivered), or a command (JSON on stdin, exit 0 = delivered; no shell).",
+)
+@click.option(
+    "--app-dir",
+    default=".",
+    show_default=True,
+    metavar="DIR",
+    help="Put DIR first on the import path, to import a module:function target from it "
+    "(the working directory unless given).",
 )
 @click.option(
     "--concurrency",
@@ -108,6 +131,7 @@ def worker(
     dsn: str,
     schema: str,
     target: str,
+    app_dir: str,
     concurrency: int,
     deliver_timeout: float | None,
     poll_s: float,
@@ -135,7 +159,6 @@ def worker(
         shortest_lease_s,
         target_timeout,
     )
-    from tickler.adapters.cli._options import configure_logging
     from tickler.adapters.stores._postgres import PostgresStore
     from tickler.adapters.stores._postgres_schema import SchemaMissing
     from tickler.shell._ports import StoreError
@@ -148,7 +171,7 @@ def worker(
             f"give at least {shortest_lease_s(timeout):g} s, or a shorter --deliver-timeout"
         )
     try:
-        deliver = delivery_target(target, timeout=deliver_timeout)
+        deliver = delivery_target(target, timeout=deliver_timeout, app_dir=app_dir)
         store = PostgresStore(dsn, schema=schema, lease_s=lease_s)
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -168,6 +191,5 @@ def worker(
     except SchemaMissing as exc:
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the database cannot be used: not a usage error
-        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
-        return 1
+        return _cannot_use(exc)
     return 0

@@ -61,6 +61,8 @@ from tickler.adapters.stores._postgres_schema import (
     check_version,
     notify_channel,
     schema_name,
+    unreachable,
+    with_connect_timeout,
 )
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core._jsnum import MAX_SAFE_INTEGER
@@ -307,6 +309,7 @@ class PostgresStore:
         self.lease_s = lease_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._connect_timeout_s = connect_timeout_s
+        self._probe_dsn = with_connect_timeout(dsn, connect_timeout_s)  # ValueError: bad DSN
         self._pool_size = max(1, pool_size)
         self._last_used: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Row], float] = (
             weakref.WeakKeyDictionary()
@@ -492,6 +495,7 @@ class PostgresStore:
                 return
             pool = self._pool = self._new_pool()  # a closed pool cannot be opened again
             try:
+                await self._probe()
                 await pool.open(wait=True, timeout=self._connect_timeout_s)
                 async with pool.connection() as conn:
                     await check_version(conn, self.schema)
@@ -501,6 +505,16 @@ class PostgresStore:
                     raise StoreError(f"cannot use PostgreSQL: {exc}") from exc
                 raise
             self._opened = True
+
+    async def _probe(self) -> None:
+        """One connection before the pool's: a server that cannot be reached
+        fails the start at once with :class:`DatabaseUnreachable` (host,
+        port, cause), where the pool would retry until its timeout."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self._probe_dsn)
+        except psycopg.OperationalError as exc:
+            raise unreachable(self.dsn, exc) from exc
+        await conn.close()
 
     def _new_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Row]]:
         return AsyncConnectionPool(

@@ -20,6 +20,8 @@ refuses to start and says which command to run.
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from typing import Final
 
@@ -28,6 +30,7 @@ from tickler.shell._ports import StoreError
 
 try:
     import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
 except ImportError as exc:
     raise missing_extra("PostgreSQL", "postgres") from exc
 
@@ -45,6 +48,69 @@ _MIGRATION_LOCK: Final = 0x7469636B6C6572  # "tickler"
 
 class SchemaMissing(StoreError):
     """The database has no (or an older) tickler schema: run the migration."""
+
+
+DEFAULT_CONNECT_TIMEOUT_S: Final = 10
+# libpq's words around the cause: "connection failed: connection to server at
+# "127.0.0.1", port 5433 failed: Connection refused"; "FATAL:  database ...".
+_CAUSE_PREFIX: Final = re.compile(
+    r"^(?:connection (?:failed|is bad): )?"
+    r"(?:connection to server (?:at|on socket) .*? failed: )?(?:FATAL: +)?"
+)
+
+
+class DatabaseUnreachable(StoreError):
+    """No connection to the database could be made (the server is down or
+    unreachable, or refused the login). ``where`` names the host(s) and
+    port(s) the DSN gives, ``cause`` is libpq's reason, in a few words."""
+
+    def __init__(self, where: str, cause: str) -> None:
+        super().__init__(f"cannot connect to PostgreSQL at {where}: {cause}")
+        self.where = where
+        self.cause = cause
+
+
+def with_connect_timeout(dsn: str, timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> str:
+    """``dsn`` with a connect timeout, unless it or ``PGCONNECT_TIMEOUT``
+    sets one (psycopg would wait over two minutes for a host that never
+    answers). ValueError for a DSN that does not parse."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        raise ValueError(f"invalid PostgreSQL DSN: {' '.join(str(exc).split())}") from None
+    if "connect_timeout" in params or os.environ.get("PGCONNECT_TIMEOUT"):
+        return dsn
+    return make_conninfo(dsn, connect_timeout=max(2, math.ceil(timeout_s)))
+
+
+def server_address(dsn: str) -> str:
+    """``host:port`` as the DSN (or ``PGHOST``/``PGPORT``) gives them; a
+    socket folder as its socket file; several hosts comma separated."""
+    params = conninfo_to_dict(dsn)
+    hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
+    ports = str(params.get("port") or os.environ.get("PGPORT") or "5432").split(",")
+    ports = ports * len(hosts) if len(ports) == 1 else ports
+    shown = []
+    for host, port in zip(hosts, ports, strict=False):
+        if not host:
+            shown.append(f"the local socket (port {port or 5432})")
+        elif host.startswith("/"):
+            shown.append(f"{host.rstrip('/')}/.s.PGSQL.{port or 5432}")
+        elif ":" in host:  # IPv6
+            shown.append(f"[{host}]:{port or 5432}")
+        else:
+            shown.append(f"{host}:{port or 5432}")
+    return ", ".join(shown)
+
+
+def unreachable(dsn: str, exc: psycopg.Error) -> DatabaseUnreachable:
+    """The one-line error for a connection that could not be made: where
+    (from the DSN) and libpq's cause, without its hints."""
+    lines = str(exc).strip().splitlines()
+    cause = _CAUSE_PREFIX.sub("", lines[0].strip() if lines else "")
+    if len(cause) > 1 and cause[0].isupper() and cause[1].islower():
+        cause = cause[0].lower() + cause[1:]  # "Connection refused" -> "connection refused"
+    return DatabaseUnreachable(server_address(dsn), cause or type(exc).__name__)
 
 
 def schema_name(name: object) -> str:
@@ -105,8 +171,15 @@ def migrate(dsn: str, schema: str = DEFAULT_SCHEMA) -> tuple[int, int]:
     idempotent, safe to run from several processes at once. Returns the
     version before and after (0 when there was none)."""
     schema = schema_name(schema)
+    timed = with_connect_timeout(dsn)
     try:
-        with psycopg.connect(dsn, autocommit=True) as conn, conn.transaction():
+        connection = psycopg.connect(timed, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise unreachable(dsn, exc) from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"migration of schema {schema} failed: {exc}") from exc
+    try:
+        with connection as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             before = _version(conn, schema)
             if before > SCHEMA_VERSION:

@@ -131,12 +131,16 @@ def test_the_cli_twice_then_a_bad_dsn(bare: PgSchema) -> None:
         f"schema {bare.schema} is at version {SCHEMA_VERSION}: nothing to do\n",
         "",
     )
-    for bad in ("host=127.0.0.1 port=1 user=postgres dbname=test connect_timeout=5", "nonsense"):
+    # No server there: exit 1, as for tickler worker; a DSN that does not parse: usage, 2.
+    for bad, status, says in (
+        ("host=127.0.0.1 port=1 user=postgres dbname=test connect_timeout=5", 1, "cannot connect"),
+        ("nonsense", 2, "invalid PostgreSQL DSN"),
+    ):
         refused = cli("--dsn", bad, "--schema", bare.schema)
-        assert refused.returncode == 2
+        assert refused.returncode == status
         assert refused.stdout == ""
         assert refused.stderr.count("\n") == 1
-        assert refused.stderr.startswith(f"tickler: error: migration of schema {bare.schema}")
+        assert refused.stderr.startswith(f"tickler: error: {says}")
     refused = cli("--dsn", bare.dsn, "--schema", "Bad-Name")
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1

@@ -9,7 +9,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -101,6 +105,111 @@ def test_schema_never_migrated_says_to_migrate() -> None:
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("tickler: error: ")
     assert "tickler db migrate" in lines[0]
+
+
+SCRIPT = Path(sys.executable).parent / "tickler"  # the console script, as a user runs it
+APP = """
+import os
+from pathlib import Path
+
+
+async def deliver(message, session):
+    with Path(os.environ["WORKER_TARGET_OUT"]).open("a") as out:
+        out.write(f"{session} {message.key}\\n")
+"""
+
+
+def newcomer_env(**extra: str) -> dict[str, str]:
+    """No PYTHONPATH: only what the worker itself puts on the import path."""
+    drop = {"TICKLER_DSN", "PYTHONPATH"}
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, **extra}
+
+
+async def _deliver_once(
+    pg: PgSchema, args: list[str], *, cwd: Path, env: dict[str, str], done: Callable[[], bool]
+) -> tuple[int, str]:
+    """Seed one due reminder, run the worker until ``done()``, SIGTERM it;
+    its exit status and stderr."""
+    seeder = pg.store()
+    await seed(seeder, {"s": [{"prompt": "stretch", "after_seconds": 1}]})
+    await seeder.close()
+    command = [str(SCRIPT), "worker", "--dsn", pg.dsn, "--schema", pg.schema, "--poll", "0.1"]
+    proc = subprocess.Popen(  # noqa: ASYNC220 - polled without blocking below
+        [*command, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        await wait_until(lambda: done() and len(delivered_keys(pg, "s")) == 1, 60, "a delivery")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, stderr.decode()
+
+
+async def test_a_worker_run_in_the_app_folder_imports_the_callable_from_it(
+    pg_schema: PgSchema, tmp_path: Path
+) -> None:
+    """``tickler worker --deliver myapp.reminders:deliver`` run from the
+    folder that holds ``myapp/``, with no PYTHONPATH, as uvicorn and Celery
+    run an app from the working directory."""
+    (tmp_path / "myapp").mkdir()
+    (tmp_path / "myapp" / "reminders.py").write_text(APP)
+    out = tmp_path / "delivered.txt"
+    status, stderr = await _deliver_once(
+        pg_schema,
+        ["--deliver", "myapp.reminders:deliver"],
+        cwd=tmp_path,
+        env=newcomer_env(WORKER_TARGET_OUT=str(out)),
+        done=out.exists,
+    )
+    assert status == 0, stderr
+    ((session, key),) = delivered_keys(pg_schema, "s")
+    assert out.read_text() == f"{session} {key}\n"
+
+
+class _Hook(BaseHTTPRequestHandler):
+    posts: ClassVar[list[bytes]] = []
+
+    def do_POST(self) -> None:
+        self.posts.append(self.rfile.read(int(self.headers["Content-Length"])))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+async def test_a_url_delivery_logs_no_httpx_line_below_debug(
+    level: str, pg_schema: PgSchema, tmp_path: Path
+) -> None:
+    """httpx logs each request at INFO; the worker's log shows the libraries
+    underneath from WARNING up, unless it is asked for DEBUG."""
+    _Hook.posts = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        status, stderr = await _deliver_once(
+            pg_schema,
+            ["--deliver", url, "--log-level", level],
+            cwd=tmp_path,
+            env=newcomer_env(),
+            done=lambda: bool(_Hook.posts),
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 0, stderr
+    assert len(_Hook.posts) == 1
+    httpx_lines = [line for line in stderr.splitlines() if " httpx: " in line]
+    if level == "DEBUG":
+        assert any("HTTP Request: POST" in line for line in httpx_lines), stderr
+    else:
+        assert httpx_lines == [], stderr
 
 
 async def test_log_format_json_is_one_object_per_line_naming_the_session(
