@@ -2,10 +2,10 @@
 
 tickler reports through the API's global providers (``opentelemetry-api``,
 the ``otel`` extra); the application configures the SDK and its exporters.
-When the API is not installed, nothing of it is imported and every call
-here is a no-op after one check. When it is installed but no SDK is
-configured, the API's own no-op instruments take the measurements and no
-span is started (a check of the global tracer provider per call).
+When the API is not installed, nothing of it is imported and every
+measurement here is a no-op after one check. When it is installed but no
+SDK is configured, the API's own no-op instruments take the measurements
+and no span is started (a check of the global tracer provider per call).
 
 The runtime calls in at a few points: a tool transaction (:class:`ToolCall`),
 a committed change (:func:`committed`), a hand-over (:class:`Attempt`,
@@ -28,7 +28,7 @@ import importlib.util
 import weakref
 from collections.abc import Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from returns.pipeline import is_successful
 
@@ -44,7 +44,7 @@ from tickler.core import (
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
-    from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+    from opentelemetry.metrics import CallbackOptions, Counter, MeterProvider, Observation
     from opentelemetry.trace import Span, TracerProvider
 
     from tickler.shell._clock import Clock
@@ -183,7 +183,8 @@ class _Otel:
             description="Follow-ups appended but not yet taken, in the sessions this process runs.",
         )
         # Counted by the outcome's type: one place, for every surface.
-        self.by_outcome: dict[type, Any] = {Created: self.created, Deleted: self.deleted}
+        # (schedule_update: add its outcome type here, with self.updated.)
+        self.by_outcome: dict[type, Counter] = {Created: self.created, Deleted: self.deleted}
         self.tools = frozenset(str(tool["name"]) for tool in tool_catalog())
         self.runtimes: weakref.WeakSet[Observed] = weakref.WeakSet()
 
