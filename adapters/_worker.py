@@ -47,6 +47,7 @@ from tickler.adapters.stores._postgres import (
     PostgresLog,
     PostgresStore,
 )
+from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
 from tickler.shell._ports import StoreError
@@ -182,6 +183,7 @@ class Worker:
         as in a live process on PostgreSQL, so a worker that stalled past
         its lease never delivers beside the one that took the session
         over); leaving the block commits the wake index and ends the lease."""
+        _telemetry.bind_session(log.header.id)  # this task's log lines name it
         self.stats.sessions += 1
         ran = False
         try:

@@ -43,6 +43,7 @@ from tickler.core import (
     render,
 )
 from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
+from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost, FollowUp, IdleClaim, TimedHost
 from tickler.shell._loading import (
@@ -216,6 +217,7 @@ class ScheduleRuntime:
                 self._set_fault(exc)
             self._load_failures(self._loaded)
             self._note_wake()
+        _telemetry.watch(self)
         self.request_drive()
 
     def _load_failures(self, loaded: Loaded) -> None:
@@ -252,7 +254,7 @@ class ScheduleRuntime:
     async def call_tool(self, name: str, args: object) -> str:
         """One tool call: the exact output text the model sees. Never raises
         for any ``args``; a malformed call answers a closed error code."""
-        return render(await tool_result(self.execute, name, args))
+        return render(await tool_result(self.execute, name, args, session_id=self._log.header.id))
 
     async def execute(self, command: ToolCommand) -> ToolResult:
         """One tool transaction in the session's FIFO: the one pipeline every
@@ -261,10 +263,12 @@ class ScheduleRuntime:
         command; a refused one is a closed error."""
         if self._phase is Phase.NEW:
             raise RuntimeError("ScheduleRuntime.start() has not been awaited")
-        if self._is_stopping():
-            logger.warning("schedule: a tool was called on a disposed runtime")
-            return Failure(INTERNAL_ERROR)  # nobody is left to read it
-        return await self._tool(command)
+        tool = f"schedule_{_OPERATIONS.get(type(command), 'create')}"
+        with _telemetry.tool_call(self._log.header.id, tool) as call:
+            if self._is_stopping():
+                logger.warning("schedule: a tool was called on a disposed runtime")
+                return call.ended(Failure(INTERNAL_ERROR))  # nobody is left to read it
+            return call.ended(await self._tool(command))
 
     def request_drive(self) -> None:
         """Look for due work now (coalesced; runs in the session's FIFO)."""
@@ -311,6 +315,7 @@ class ScheduleRuntime:
             created_id = _created_id(result.value_or(None))
             if not self._commit(changes, now):
                 return Failure(INTERNAL_ERROR)
+            _telemetry.committed(operation, result.value_or(None))
             self._rearm(now)  # the change is live: it fires even if the barrier fails
             self._note_wake()
             try:
@@ -352,6 +357,7 @@ class ScheduleRuntime:
     # -- deliveries ---------------------------------------------------------
 
     async def _drive_loop(self) -> None:
+        _telemetry.bind_session(self._log.header.id)  # this task's log lines
         try:
             while self._requested and self._is_running():
                 self._requested = False
@@ -369,7 +375,8 @@ class ScheduleRuntime:
                     # Outside the FIFO: tool calls never wait on the host.
                     # This loop is the session's only driver, so at most one
                     # hand-over is in flight and the outbox order holds.
-                    await self._hand_over(*ready)
+                    with _telemetry.attempt(self._log.header.id, ready[1].key):
+                        await self._hand_over(*ready)
         finally:
             # A finished task is not kept: thousands of idle sessions would
             # each hold one.
@@ -480,6 +487,7 @@ class ScheduleRuntime:
 
     async def _handed_over(self, message: FollowUp) -> None:
         """The host took ``message``: mark it delivered, look for the next."""
+        _telemetry.delivered(message, self._clock)
         loaded = self._current()
         loaded.outbox.pop(message.key, None)
         loaded.failures.pop(message.key, None)
@@ -530,6 +538,7 @@ class ScheduleRuntime:
         it visible: live in ``pending_deliveries``, and in the log (and in
         this log line) at the 1st, 2nd, 4th, 8th... failure of the follow-up,
         counted across runtimes (bounded growth while a target is down)."""
+        _telemetry.delivery_failed(error)
         text = error_text(error)
         count = self._failures.get(message.key, _NO_FAILURES).failed(text)
         self._failures[message.key] = count
@@ -722,13 +731,18 @@ class ScheduleRuntime:
 
 
 async def tool_result(
-    execute: Callable[[ToolCommand], Awaitable[ToolResult]], name: str, args: object
+    execute: Callable[[ToolCommand], Awaitable[ToolResult]],
+    name: str,
+    args: object,
+    *,
+    session_id: str = "",
 ) -> ToolResult:
     """A tool call before it is shown: checked as the tool checks it (shape
     only, before the session's queue), then run by ``execute``. ``render``
     of it is the model's text; the typed API makes it a value or raises."""
     parsed = parse_tool_call(name, args)
     if not is_successful(parsed):
+        _telemetry.refused_call(session_id, name, parsed.failure())
         return Failure(parsed.failure())
     return await execute(parsed.unwrap())
 

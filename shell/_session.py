@@ -99,8 +99,9 @@ class SessionTools:
     never raises for any arguments). Adapters translate these for a
     framework (``schedule_toolset(session.tools)``, ...)."""
 
-    def __init__(self, execute: Execute) -> None:
+    def __init__(self, execute: Execute, *, session_id: str = "") -> None:
         self._execute = execute
+        self._session_id = session_id
 
     @property
     def catalog(self) -> list[dict[str, Any]]:
@@ -110,7 +111,7 @@ class SessionTools:
     async def result(self, name: str, args: object) -> ToolResult:
         """A tool call before it is shown: checked as the tool checks it
         (before the session's queue), then run in it."""
-        return await tool_result(self._execute, name, args)
+        return await tool_result(self._execute, name, args, session_id=self._session_id)
 
     async def call_tool(self, name: str, args: object) -> str:
         return render(await self.result(name, args))
@@ -136,7 +137,7 @@ class Session(Generic[H_co]):
     def __init__(self, log: SessionLog, clock: Clock) -> None:
         self.log = log
         self.clock = clock
-        self.tools = SessionTools(self.execute)
+        self.tools = SessionTools(self.execute, session_id=log.header.id)
         self._host: H_co | None = None
         self._runtime: ScheduleRuntime | None = None
 

@@ -11,7 +11,7 @@ from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import examine_paths, exit_code
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect_run import inspect_paths
-from tickler.adapters.cli._options import log_level_option
+from tickler.adapters.cli._options import log_format_option, log_level_option
 from tickler.adapters.cli._output import print_json
 from tickler.core._zones import resolve_zone
 
@@ -152,6 +152,7 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
     help="Give up on one delivery attempt after this long (command 30, URL 10).",
 )
 @log_level_option
+@log_format_option
 def mcp(
     *,
     store_dir: str,
@@ -160,6 +161,7 @@ def mcp(
     deliver_url: str | None,
     deliver_timeout: float | None,
     log_level: str,
+    log_format: str,
 ) -> int:
     """Serve the three tools over MCP (stdio), and deliver due reminders.
 
@@ -180,6 +182,7 @@ def mcp(
             deliver_url,
             deliver_timeout=deliver_timeout,
             log_level=log_level.upper(),
+            log_format=log_format.lower(),
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None

@@ -67,6 +67,7 @@ def serve_command(
     *,
     deliver_timeout: float | None = None,
     log_level: str = "INFO",
+    log_format: str = "text",
 ) -> int:
     """What ``tickler mcp`` does: check the options, then serve until the
     client disconnects. Returns the exit status: 0 after the client
@@ -77,7 +78,7 @@ def serve_command(
     validate_session_id(session_id)
     try:
         mcp_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
-        configure_logging(log_level)
+        configure_logging(log_level, log_format)
         run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
     except (ImportError, StoreError) as exc:
         logger.error("%s", exc)

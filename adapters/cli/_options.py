@@ -21,11 +21,32 @@ log_level_option = click.option(
     help="Level of the log on stderr.",
 )
 
+log_format_option = click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="The log on stderr as text lines, or one JSON object per line.",
+)
 
-def configure_logging(level: str) -> None:
-    """The log on stderr at ``level``: tickler's lines and the warnings of
-    the libraries underneath; their per-request INFO lines only at DEBUG."""
+
+def log_formatter(log_format: str) -> logging.Formatter:
+    """``text``: :data:`LOG_FORMAT` lines; ``json``: one JSON object a line
+    (:class:`~tickler.adapters.cli._jsonlog.JsonFormatter`)."""
+    if log_format.lower() == "json":
+        from tickler.adapters.cli._jsonlog import JsonFormatter
+
+        return JsonFormatter()
+    return logging.Formatter(LOG_FORMAT)
+
+
+def configure_logging(level: str, log_format: str = "text") -> None:
+    """The log on stderr at ``level``, in ``log_format``: tickler's lines
+    and the warnings of the libraries underneath; their per-request INFO
+    lines only at DEBUG."""
     level = level.upper()
-    logging.basicConfig(stream=sys.stderr, level=level, format=LOG_FORMAT)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(log_formatter(log_format))
+    logging.basicConfig(level=level, handlers=[handler])
     for name in CHATTY_LIBRARIES:
         logging.getLogger(name).setLevel(logging.NOTSET if level == "DEBUG" else logging.WARNING)

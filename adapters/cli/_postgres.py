@@ -8,7 +8,11 @@ import signal
 import click
 
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._options import configure_logging, log_level_option
+from tickler.adapters.cli._options import (
+    configure_logging,
+    log_format_option,
+    log_level_option,
+)
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
@@ -121,6 +125,7 @@ def _cannot_use(exc: Exception) -> int:
     help="On SIGTERM, wait this long for deliveries in flight (default: their deadline).",
 )
 @log_level_option
+@log_format_option
 def worker(
     *,
     dsn: str,
@@ -133,6 +138,7 @@ def worker(
     lease_s: float,
     grace_s: float | None,
     log_level: str,
+    log_format: str,
 ) -> int:
     """Deliver due reminders of sessions no process holds, until SIGTERM.
 
@@ -165,7 +171,7 @@ def worker(
         store = PostgresStore(dsn, schema=schema, lease_s=lease_s)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    configure_logging(log_level)
+    configure_logging(log_level, log_format)
     grace = grace_s if grace_s is not None else timeout + 5.0
     try:
         asyncio.run(

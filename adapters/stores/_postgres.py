@@ -67,6 +67,7 @@ from tickler.adapters.stores._postgres_schema import (
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core._jsnum import MAX_SAFE_INTEGER
 from tickler.core._session import event, is_json
+from tickler.shell import _telemetry
 from tickler.shell._ports import (
     NewEvent,
     SessionLocked,
@@ -124,6 +125,7 @@ class _Granted(NamedTuple):
     token: int
     failures: int
     next_due: int | None
+    previous: str | None  # the holder whose lease had expired, or None
 
 
 class PostgresLog:
@@ -323,11 +325,15 @@ class PostgresStore:
         self._sync_lock = threading.Lock()
         s = self.schema
         self._sql_commit = _commit_sql(s)
+        # The previous holder is read from the row as locked (``held``):
+        # one whose lease expired without being let go was taken over.
         self._sql_grant = (
-            f"UPDATE {s}.sessions SET lease_owner = %s, lease_token = lease_token + 1,"
+            f"UPDATE {s}.sessions AS s SET lease_owner = %s, lease_token = s.lease_token + 1,"
             f" lease_until = now() + %s * interval '1 second'"
-            f" WHERE id = %s AND (lease_owner IS NULL OR lease_until < now())"
-            f" RETURNING header, length, lease_token, failures, next_due_at"
+            f" FROM (SELECT id, lease_owner FROM {s}.sessions WHERE id = %s FOR UPDATE) AS held"
+            f" WHERE s.id = held.id AND (s.lease_owner IS NULL OR s.lease_until < now())"
+            f" RETURNING s.header, s.length, s.lease_token, s.failures, s.next_due_at,"
+            f" held.lease_owner"
         )
 
     # -- SessionStore -----------------------------------------------------
@@ -357,6 +363,7 @@ class PostgresStore:
         if row is None:
             raise SessionLocked(f"session {session_id!r} is held by another process (its lease)")
         grant = _granted(session_id, row)
+        _taken_over([grant])
         loaded, unreadable = await self._load([grant], sent_at)
         if unreadable:
             await self._release_ids([grant])
@@ -401,19 +408,24 @@ class PostgresStore:
         sent_at = time.monotonic()
         async with self._connection() as conn:
             cursor = await conn.execute(
-                f"UPDATE {s}.sessions SET lease_owner = %s, lease_token = lease_token + 1,"
+                f"UPDATE {s}.sessions AS s SET lease_owner = %s,"
+                f" lease_token = s.lease_token + 1,"
                 f" lease_until = now() + %s * interval '1 second'"
-                f" WHERE id IN (SELECT id FROM {s}.sessions"
+                f" FROM (SELECT id, lease_owner FROM {s}.sessions"
                 f"  WHERE next_due_at <= %s AND (lease_owner IS NULL OR lease_until < now())"
                 f"  AND NOT (id = ANY(%s))"
-                f"  ORDER BY next_due_at LIMIT %s FOR UPDATE SKIP LOCKED)"
-                f" RETURNING id, header, length, lease_token, failures, next_due_at",
+                f"  ORDER BY next_due_at LIMIT %s FOR UPDATE SKIP LOCKED) AS held"
+                f" WHERE s.id = held.id"
+                f" RETURNING s.id, s.header, s.length, s.lease_token, s.failures,"
+                f" s.next_due_at, held.lease_owner",
                 (self.owner, self.lease_s, now_ms, list(self._logs), limit),
             )
             rows = await cursor.fetchall()
         if not rows:
             return []
-        logs, unreadable = await self._load([_granted(row[0], row[1:]) for row in rows], sent_at)
+        grants = [_granted(row[0], row[1:]) for row in rows]
+        _taken_over(grants)
+        logs, unreadable = await self._load(grants, sent_at)
         if unreadable:
             await self._set_aside(unreadable)
         return logs
@@ -822,10 +834,30 @@ SELECT array(SELECT id FROM ok),
 
 
 def _granted(session_id: str, row: Row) -> tuple[str, _Granted]:
-    header, length, token, failures, next_due = row
+    header, length, token, failures, next_due, previous = row
     return session_id, _Granted(
-        bytes(header), int(length), int(token), int(failures), _opt_int(next_due)
+        bytes(header),
+        int(length),
+        int(token),
+        int(failures),
+        _opt_int(next_due),
+        None if previous is None else str(previous),
     )
+
+
+def _taken_over(grants: list[tuple[str, _Granted]]) -> None:
+    """Report the sessions just leased whose previous holder's lease had
+    expired while held (it died, or stalled past its lease): a takeover.
+    A lease let go (closed) leaves no holder: leasing it again is not one."""
+    taken = [(session_id, g.previous) for session_id, g in grants if g.previous is not None]
+    for session_id, previous in taken:
+        logger.info(
+            "session %r taken over: the lease of %s had expired",
+            session_id,
+            previous,
+            extra={_telemetry.SESSION_ID: session_id},
+        )
+    _telemetry.lease_takeovers(len(taken))
 
 
 def _checked(

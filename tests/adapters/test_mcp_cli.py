@@ -54,6 +54,7 @@ def test_both_entry_points_take_the_same_options(capsys: pytest.CaptureFixture[s
         "--deliver-url",
         "--deliver-timeout",
         "--log-level",
+        "--log-format",
         "--help",
     }
     assert options(via_cli) == expected

@@ -4,6 +4,7 @@ and exits 0; usage errors and a schema never migrated are one line, exit 2."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,7 +18,7 @@ from typing import ClassVar
 import pytest
 
 from .pgsupport import DSN, PgSchema, pg_schema  # noqa: F401 - the fixture
-from .worker_support import delivered_keys, followup_keys, seed, wait_until
+from .worker_support import delivered_keys, followup_keys, seed, session_row, wait_until
 
 HERE = Path(__file__).parent
 
@@ -209,3 +210,45 @@ async def test_a_url_delivery_logs_no_httpx_line_below_debug(
         assert any("HTTP Request: POST" in line for line in httpx_lines), stderr
     else:
         assert httpx_lines == [], stderr
+
+
+async def test_log_format_json_is_one_object_per_line_naming_the_session(
+    pg_schema: PgSchema,
+) -> None:
+    pg = pg_schema
+    seeder = pg.store()
+    await seed(seeder, {"s": [{"prompt": "p", "after_seconds": 1}]})
+    await seeder.close()
+    proc = subprocess.Popen(  # noqa: ASYNC220 - polled without blocking below
+        [
+            *(sys.executable, "-m", "tickler.adapters.cli", "worker", "--dsn", pg.dsn),
+            *("--schema", pg.schema, "--deliver", "false", "--poll", "0.1"),
+            *("--log-format", "json"),
+        ],
+        env=worker_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # The target fails: the session row counts the failed hand-over.
+        def failed_or_exited() -> bool:
+            return proc.poll() is not None or session_row(pg, "s")[1] >= 1
+
+        await wait_until(failed_or_exited, 60, "a failed hand-over")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    records = [json.loads(line) for line in stderr.decode().splitlines()]
+    assert records, "nothing was logged"
+    assert all(r.keys() >= {"time", "level", "logger", "message"} for r in records), records
+    assert records[0]["logger"] == "tickler.worker"
+    assert records[0]["message"].startswith("worker ")
+    (key,) = {k for _, k in followup_keys(pg, "s")}
+    failed = [r for r in records if "not taken" in r["message"]]
+    assert failed, records
+    assert all(r["tickler.session.id"] == "s" for r in failed)
+    assert all(r["tickler.occurrence.key"] == key for r in failed)
