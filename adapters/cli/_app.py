@@ -1,4 +1,4 @@
-"""The click application: ``tickler check|inspect|demo|chat|mcp``."""
+"""The click application: ``tickler check|inspect|reminders|demo|chat|mcp``."""
 
 from __future__ import annotations
 
@@ -66,6 +66,86 @@ def inspect(path: str, tz_name: str | None, as_json: bool) -> int:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
     now_ms = time.time_ns() // 1_000_000
     return inspect_paths(path, now_ms, zone, as_json=as_json)
+
+
+@cli.command()
+@click.argument("source")
+@click.option(
+    "--due-within",
+    default=None,
+    metavar="DURATION",
+    help="Only reminders due within DURATION from now (30m, 1h, 2d), overdue ones included.",
+)
+@click.option("--failing", is_flag=True, help="Only reminders whose delivery keeps failing.")
+@click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
+@click.option(
+    "--sort",
+    type=click.Choice(["due", "session", "failures"]),
+    default="due",
+    show_default=True,
+    help="Soonest first; by session; or the most failures first.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Show at most this many (0: all; with a large store, all reads every session).",
+)
+@click.option("--schema", default="tickler", show_default=True, help="PostgreSQL schema.")
+@click.option(
+    "--tz",
+    "tz_name",
+    default=None,
+    metavar="ZONE",
+    help="Zone to show times in when a reminder has none of its own (default: this machine's).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def reminders(
+    *,
+    source: str,
+    due_within: str | None,
+    failing: bool,
+    session_id: str | None,
+    sort: str,
+    limit: int,
+    schema: str,
+    tz_name: str | None,
+    as_json: bool,
+) -> int:
+    """List the reminders of every session in a store: what is due, what
+    keeps failing, how late deliveries were.
+
+    SOURCE is a JSONL store directory, an SQLite store file or a PostgreSQL
+    DSN (postgresql://...). It only reads: no session is locked or leased.
+    Exit 0; 1 when a session cannot be read (listed on stderr) or
+    PostgreSQL cannot be reached; 2 for usage errors.
+    """
+    from tickler.adapters.cli._reminders import Query, parse_duration_ms, read_reminders, report
+    from tickler.shell._ports import StoreError
+
+    zone = local_zone() if tz_name is None else resolve_zone(tz_name)
+    if zone is None:
+        raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
+    try:
+        within = None if due_within is None else parse_duration_ms(due_within)
+        query = Query(
+            source,
+            schema,
+            time.time_ns() // 1_000_000,
+            within,
+            failing,
+            session_id,
+            sort,
+            limit or None,
+        )
+        views, problems = read_reminders(query)
+    except ValueError as exc:  # a bad duration, source, DSN or schema name
+        raise CliError(str(exc)) from None
+    except StoreError as exc:  # the database or file cannot be used
+        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+        return 1
+    return report(views, problems, zone, as_json=as_json, now_ms=query.now_ms)
 
 
 @cli.command()
