@@ -208,3 +208,54 @@ def test_version_2_adds_the_read_models_indexes(pg_schema: PgSchema) -> None:
     assert migrate(pg_schema.dsn, pg_schema.schema) == (1, SCHEMA_VERSION)
     assert {"sessions_due_id", "sessions_failing", "events_delivered"} <= indexes()
     assert asyncio.run(read()) == []
+
+
+async def test_postgres_walks_the_wake_index_to_the_same_answer(pg_schema: PgSchema) -> None:
+    """Many sessions, small limits (several pages of the walk), and a
+    failing session whose wake a worker put off past its soonest reminder:
+    every cut equals the same cut of the whole list."""
+    store = pg_schema.store()
+    try:
+        for n in range(60):
+            scribe = Scribe(await store.open(f"s{n:02d}", created_at=T0))
+            for after in (60 + (n * 37) % 600, 3600 + n):
+                args = {"prompt": f"p{n}-{after}", "after_seconds": after}
+                await scribe.tool("schedule_create", args, T0)
+            await scribe.log.close()
+    finally:
+        await store.close()
+    # What a worker's defer does: one more failure, the wake put off.
+    pg_schema.query(
+        "UPDATE {s}.sessions SET failures = 1, next_due_at = %s WHERE id = 's07'", (T0 + 99 * HOUR,)
+    )
+    async with open_read_model(pg_schema.dsn, schema=pg_schema.schema) as model:
+        whole = []
+        for sort in ("due", "session", "failures"):
+            whole = await model.reminders(now_ms=T0, sort=sort)
+            assert len(whole) == 120
+            for limit in (1, 3, 17, 40, 119):
+                cut = await model.reminders(now_ms=T0, sort=sort, limit=limit)
+                assert cut == whole[:limit], (sort, limit)
+            soon = await model.reminders(now_ms=T0, due_within_ms=5 * MIN, sort=sort)
+            assert soon == [
+                v for v in whole if v.next_due_ms is not None and v.next_due_ms <= T0 + 5 * MIN
+            ]
+    s07 = [v for v in whole if v.session_id == "s07"]
+    assert len(s07) == 2
+    assert all(v.next_due_ms is not None and v.next_due_ms < T0 + 2 * HOUR for v in s07)
+
+
+async def test_postgres_reads_a_session_again_once_it_changed(pg_schema: PgSchema) -> None:
+    store = pg_schema.store()
+    try:
+        scribe = Scribe(await store.open("s1", created_at=T0))
+        await scribe.tool("schedule_create", {"prompt": "one", "after_seconds": 60}, T0)
+        async with open_read_model(pg_schema.dsn, schema=pg_schema.schema) as model:
+            first = await model.reminders(now_ms=T0)
+            await scribe.tool("schedule_create", {"prompt": "two", "after_seconds": 120}, T0 + 1)
+            second = await model.reminders(now_ms=T0)
+        await scribe.log.close()
+    finally:
+        await store.close()
+    assert [v.prompt for v in first] == ["one"]
+    assert [v.prompt for v in second] == ["one", "two"]
