@@ -76,8 +76,9 @@ class Scribe:
         return message
 
     async def fail(self, now: int, error: str = "RuntimeError: target down") -> None:
-        """A failed hand-over of the outbox head: recorded at the 1st, 2nd,
-        4th, 8th... failure, counted in full by a failure index."""
+        """A failed hand-over of the outbox head, while the runtime runs:
+        recorded at the 1st, 2nd, 4th, 8th... failure, counted in full by a
+        failure index."""
         key = next(iter(self.outbox))
         self.failed += 1
         if self.failed & (self.failed - 1) == 0:
