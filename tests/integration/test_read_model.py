@@ -245,17 +245,21 @@ async def test_postgres_walks_the_wake_index_to_the_same_answer(pg_schema: PgSch
     assert all(v.next_due_ms is not None and v.next_due_ms < T0 + 2 * HOUR for v in s07)
 
 
-async def test_postgres_reads_a_session_again_once_it_changed(pg_schema: PgSchema) -> None:
-    store = pg_schema.store()
+async def test_a_session_is_read_again_once_it_changed(kind: str, backend: tuple[str, str]) -> None:
+    """One read model kept open (a dashboard): a session written meanwhile
+    shows its change (PostgreSQL and JSONL keep unchanged ones)."""
+    source, schema = backend
+    store = open_store(kind, source, schema)
     try:
         scribe = Scribe(await store.open("s1", created_at=T0))
         await scribe.tool("schedule_create", {"prompt": "one", "after_seconds": 60}, T0)
-        async with open_read_model(pg_schema.dsn, schema=pg_schema.schema) as model:
+        async with open_read_model(source, schema=schema) as model:
             first = await model.reminders(now_ms=T0)
             await scribe.tool("schedule_create", {"prompt": "two", "after_seconds": 120}, T0 + 1)
             second = await model.reminders(now_ms=T0)
+            third = await model.reminders(now_ms=T0)
         await scribe.log.close()
     finally:
         await store.close()
     assert [v.prompt for v in first] == ["one"]
-    assert [v.prompt for v in second] == ["one", "two"]
+    assert [v.prompt for v in second] == [v.prompt for v in third] == ["one", "two"]
