@@ -83,7 +83,7 @@ bench-mcp: install
 
 # Calendar rules: next occurrence per wake against croniter and APScheduler 3.
 bench-calendar: install
-	$(BIN)/python -m bench.calendar
+	$(BIN)/python -m bench.next_occurrence
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
