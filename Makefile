@@ -83,7 +83,7 @@ bench-mcp: install
 
 # Calendar rules: next occurrence per wake against croniter and APScheduler 3.
 bench-calendar: install
-	$(BIN)/python -m bench.calendar
+	$(BIN)/python -m bench.next_occurrence
 
 # tickler reminders over 100,000 PostgreSQL sessions beside a full scan of
 # the events; over JSONL and SQLite too (fewer sessions). A few minutes.

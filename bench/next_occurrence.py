@@ -1,7 +1,7 @@
 """Calendar benchmark: the next occurrence per wake, against croniter and APScheduler 3.
 
-Run ``python -m bench.calendar`` from the repository root (``make
-bench-calendar``, about a minute) or ``python -m bench.calendar --quick``; as
+Run ``python -m bench.next_occurrence`` from the repository root (``make
+bench-calendar``, about a minute) or ``python -m bench.next_occurrence --quick``; as
 a module, so that this file does not shadow the standard ``calendar``.
 
 For each cron rule in each zone, the same wake instants (seeded, spread over
