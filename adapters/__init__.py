@@ -1,5 +1,6 @@
 """tickler's edges: the schedule tools for any framework, delivery targets,
-the PostgreSQL worker, the MCP server, and the stores
+the PostgreSQL worker, the MCP server, the read model over every
+store (:func:`open_read_model`), and the stores
 (:mod:`tickler.adapters.stores`). The framework adapters are modules of
 their own, each behind its extra: :mod:`tickler.adapters.pydantic_ai`,
 :mod:`tickler.adapters.openai_agents`, :mod:`tickler.adapters.langchain`.
@@ -18,6 +19,13 @@ from tickler.adapters._delivery import (
     delivery_target,
 )
 from tickler.adapters._delivery_callable import DeliverCallable
+from tickler.adapters._read_model import (
+    DeliveryView,
+    ReadModel,
+    ReminderView,
+    SourceError,
+    open_read_model,
+)
 from tickler.adapters._tools import ScheduleTool, ToolCaller, decode_arguments, schedule_tools
 
 if TYPE_CHECKING:
@@ -38,13 +46,18 @@ __all__ = [
     "DeliverUrl",
     "DeliveryFailed",
     "DeliveryHost",
+    "DeliveryView",
+    "ReadModel",
+    "ReminderView",
     "ScheduleTool",
+    "SourceError",
     "ToolCaller",
     "Worker",
     "WorkerStats",
     "create_server",
     "decode_arguments",
     "delivery_target",
+    "open_read_model",
     "run_worker",
     "schedule_tools",
     "serve_stdio",

@@ -12,6 +12,9 @@ several deployments, or test runs, share a database without meeting:
 * ``events``: keyed by ``(session_id, seq)``: a seq is never written twice.
 * ``snapshots``: one checkpoint per session.
 * ``migrations``: the versions applied.
+* Indexes for the read model (version 2): the wake index in
+  ``(next_due_at, id)`` order, the failing sessions (``failures > 0``), the
+  delivery records by time.
 
 The schema is created by :func:`migrate` (``tickler db migrate``), never as
 a side effect of opening a store: a store over a missing or older schema
@@ -34,7 +37,11 @@ try:
 except ImportError as exc:
     raise missing_extra("PostgreSQL", "postgres") from exc
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+# Version 2 added the read model's indexes (``tickler reminders``, the
+# dashboard): the wake index in (next_due_at, id) order for a walk in pages,
+# the failing sessions, and the latest deliveries. Building them on a large
+# events table locks writes to it while it runs.
 DEFAULT_SCHEMA: Final = "tickler"
 # PostgreSQL names are at most 63 bytes, and the NOTIFY channel is the
 # schema's name + "_wake": a longer schema would make every notifying commit
@@ -163,6 +170,13 @@ def _ddl(schema: str) -> tuple[str, ...]:
             through bigint NOT NULL,
             data bytea NOT NULL
         )""",
+        # version 2: the read model's
+        f"""CREATE INDEX IF NOT EXISTS sessions_due_id
+            ON {s}.sessions (next_due_at, id) WHERE next_due_at IS NOT NULL""",
+        f"""CREATE INDEX IF NOT EXISTS sessions_failing
+            ON {s}.sessions (failures DESC, id) WHERE failures > 0""",
+        f"""CREATE INDEX IF NOT EXISTS events_delivered
+            ON {s}.events (time) WHERE type = 'tickler/delivered'""",
     )
 
 

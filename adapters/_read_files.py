@@ -1,0 +1,188 @@
+"""The read model over the embedded stores: a JSONL directory and an SQLite
+file. Each call reads every session afresh (off the event loop) and
+filters in memory: these stores keep no index across sessions.
+
+* JSONL: each ``<session>.jsonl`` is read whole, without its lock, as
+  ``tickler check`` reads it; a torn final line (a writer mid-append) is
+  left out.
+* SQLite: a read-only connection (``mode=ro``); in WAL mode a reader never
+  blocks the writer. No session's lock file is touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+from tickler.adapters._read_query import ReadModel, check_query, latest_first, select
+from tickler.adapters._read_views import (
+    HISTORY_TYPES,
+    DeliveryView,
+    ReminderView,
+    SessionRows,
+    Summary,
+    summarize,
+)
+from tickler.core import SessionEvent, SessionHeader, parse_session_jsonl
+from tickler.core._session import event
+from tickler.shell._ports import Snapshot, StoreError, is_valid_session_id
+
+_HEADER: Final = msgspec.json.Decoder(SessionHeader)
+
+
+def _summaries(
+    rows: list[tuple[str, Callable[[], SessionRows]]],
+) -> tuple[list[Summary], list[tuple[str, str]]]:
+    """Each session's summary; a session that cannot be read is a problem."""
+    found: list[Summary] = []
+    problems: list[tuple[str, str]] = []
+    for session_id, read in rows:
+        try:
+            found.append(summarize(read()))
+        except Exception as exc:  # noqa: BLE001 - that session's problem only
+            problems.append((session_id, f"{type(exc).__name__}: {exc}"))
+    return found, problems
+
+
+class _InMemory(ReadModel):
+    """Reads every session (or one), then filters."""
+
+    def _read(self, session_id: str | None) -> list[tuple[str, Callable[[], SessionRows]]]:
+        raise NotImplementedError
+
+    async def _all(self, session_id: str | None) -> list[Summary]:
+        def work() -> tuple[list[Summary], list[tuple[str, str]]]:
+            return _summaries(self._read(session_id))
+
+        found, self.problems = await asyncio.to_thread(work)
+        return found
+
+    async def reminders(
+        self,
+        *,
+        now_ms: int,
+        due_within_ms: int | None = None,
+        failing: bool = False,
+        session_id: str | None = None,
+        sort: str = "due",
+        limit: int | None = None,
+    ) -> list[ReminderView]:
+        check_query(sort, limit, due_within_ms)
+        views = [v for s in await self._all(session_id) for v in s.reminders]
+        return select(
+            views,
+            now_ms=now_ms,
+            due_within_ms=due_within_ms,
+            failing=failing,
+            sort=sort,
+            limit=limit,
+        )
+
+    async def deliveries(
+        self, *, limit: int = 100, session_id: str | None = None
+    ) -> list[DeliveryView]:
+        rows = [d for s in await self._all(session_id) for d in s.deliveries]
+        return latest_first(rows, limit)
+
+
+class JsonlReadModel(_InMemory):
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+
+    async def sessions(self) -> list[str]:
+        return await asyncio.to_thread(self._ids)
+
+    def _ids(self) -> list[str]:
+        return sorted(
+            path.stem for path in self.directory.glob("*.jsonl") if is_valid_session_id(path.stem)
+        )
+
+    def _read(self, session_id: str | None) -> list[tuple[str, Callable[[], SessionRows]]]:
+        ids = self._ids() if session_id is None else [session_id]
+        if session_id is not None and not (self.directory / f"{session_id}.jsonl").is_file():
+            return []
+        return [(i, lambda i=i: self._rows(i)) for i in ids]  # type: ignore[misc]
+
+    def _rows(self, session_id: str) -> SessionRows:
+        parsed = parse_session_jsonl((self.directory / f"{session_id}.jsonl").read_bytes())
+        owned = parsed.events[parsed.header.owned_from :]
+        history = [e for e in owned if e.type in HISTORY_TYPES]
+        return SessionRows(parsed.header, None, parsed.events, history)
+
+
+class SqliteReadModel(_InMemory):
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        uri = self.path.absolute().as_uri() + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+            conn.execute("SELECT 1 FROM sessions, events, snapshots LIMIT 0")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: not a tickler SQLite store ({exc})") from None
+        return conn
+
+    async def sessions(self) -> list[str]:
+        def work() -> list[str]:
+            with closing(self._connect()) as conn:
+                return [str(r[0]) for r in conn.execute("SELECT id FROM sessions ORDER BY id")]
+
+        return await asyncio.to_thread(work)
+
+    def _read(self, session_id: str | None) -> list[tuple[str, Callable[[], SessionRows]]]:
+        where, params = ("", ()) if session_id is None else (" WHERE id = ?", (session_id,))
+        with closing(self._connect()) as conn:
+            conn.execute("BEGIN")  # one consistent view of every table
+            headers = conn.execute(f"SELECT id, header FROM sessions{where}", params).fetchall()
+            swhere = where.replace("id", "session_id")
+            snaps = {
+                str(r[0]): Snapshot(int(r[1]), bytes(r[2]))
+                for r in conn.execute(
+                    f"SELECT session_id, through, data FROM snapshots{swhere}", params
+                )
+            }
+            ewhere = "" if session_id is None else " AND e.session_id = ?"
+            tails = _grouped(
+                conn.execute(
+                    "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
+                    " LEFT JOIN snapshots n ON n.session_id = e.session_id"
+                    f" WHERE e.seq >= coalesce(n.through, 0){ewhere}"
+                    " ORDER BY e.session_id, e.seq",
+                    params,
+                )
+            )
+            marks = ",".join("?" * len(HISTORY_TYPES))
+            history = _grouped(
+                conn.execute(
+                    "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
+                    f" WHERE e.type IN ({marks}){ewhere} ORDER BY e.session_id, e.seq",
+                    (*HISTORY_TYPES, *params),
+                )
+            )
+            conn.execute("COMMIT")
+        out: list[tuple[str, Callable[[], SessionRows]]] = []
+        for sid, header in headers:
+            key = str(sid)
+
+            def rows(key: str = key, header: bytes = bytes(header)) -> SessionRows:
+                return SessionRows(_HEADER.decode(header), snaps.get(key), tails[key], history[key])
+
+            out.append((key, rows))
+        return out
+
+
+def _grouped(cursor: sqlite3.Cursor) -> defaultdict[str, list[SessionEvent]]:
+    found: defaultdict[str, list[SessionEvent]] = defaultdict(list)
+    for session_id, seq, kind, at, data in cursor:
+        found[str(session_id)].append(event(kind, int(seq), int(at), bytes(data)))
+    return found

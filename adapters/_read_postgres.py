@@ -1,0 +1,339 @@
+"""The read model over the PostgreSQL store, without a full scan.
+
+The sessions to read are found through the session rows' indexes, never by
+reading events: the wake index (``next_due_at``, the earliest instant the
+session needs a process: its soonest reminder, or the time a follow-up was
+put in its outbox) in order, and the failing sessions (``failures > 0``,
+the failed hand-overs of the outbox's first follow-up). Only those
+sessions' snapshots, the events after them and their latest delivery
+records are read, in one repeatable-read transaction, and folded as the
+runtime folds them.
+
+Why the wake index bounds the walk: a session's ``next_due_at`` is at or
+before each of its reminders' next due instants, except for a session
+whose hand-over failed (a worker then puts its wake off to the retry): so
+the failing sessions are always read too, and a walk in wake order may
+stop once it has ``limit`` reminders due before the wake of the next
+session it would read.
+
+It holds one connection of its own and takes no lease: workers never wait
+for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from tickler.adapters._read_query import (
+    ReadModel,
+    check_query,
+    latest_first,
+    matches,
+    select,
+)
+from tickler.adapters._read_views import (
+    HISTORY_TYPES,
+    DeliveryView,
+    ReminderView,
+    SessionRows,
+    Summary,
+    summarize,
+)
+from tickler.adapters.stores._postgres_schema import (
+    check_version,
+    schema_name,
+    unreachable,
+    with_connect_timeout,
+)
+from tickler.core import SessionEvent, SessionHeader
+from tickler.core._session import event
+from tickler.shell._ports import Snapshot, StoreError
+
+try:
+    import psycopg
+    from psycopg import IsolationLevel
+except ImportError as exc:  # pragma: no cover - the postgres extra
+    from tickler.adapters._extras import missing_extra
+
+    raise missing_extra("PostgreSQL", "postgres") from exc
+
+_HEADER: Final = msgspec.json.Decoder(SessionHeader)
+HISTORY_LIMIT: Final = 200
+"""Delivery records read per session (its latest): a reminder's last
+delivery is looked for among them."""
+PAGE: Final = 500
+"""Sessions read per step of a walk."""
+FAILING_MOST: Final = 10_000
+"""Failing sessions read at most (the most failures first)."""
+Row = tuple[Any, ...]
+
+
+class PostgresReadModel(ReadModel):
+    def __init__(self, conn: psycopg.AsyncConnection[Row], schema: str) -> None:
+        super().__init__()
+        self._conn = conn
+        self.schema = schema
+
+    @classmethod
+    async def connect(cls, dsn: str, schema: str) -> PostgresReadModel:
+        schema = schema_name(schema)
+        try:
+            conn = await psycopg.AsyncConnection.connect(with_connect_timeout(dsn), autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise unreachable(dsn, exc) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot use PostgreSQL: {exc}") from exc
+        try:
+            await check_version(conn, schema)
+            await conn.set_read_only(True)
+            await conn.set_isolation_level(IsolationLevel.REPEATABLE_READ)
+        except BaseException:
+            await conn.close()
+            raise
+        return cls(conn, schema)
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    async def _rows(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        try:
+            cursor = await self._conn.execute(sql.replace("{s}", self.schema), params)
+            return await cursor.fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    # -- ReadModel ------------------------------------------------------------
+
+    async def sessions(self) -> list[str]:
+        return [str(r[0]) for r in await self._rows("SELECT id FROM {s}.sessions ORDER BY id")]
+
+    async def reminders(
+        self,
+        *,
+        now_ms: int,
+        due_within_ms: int | None = None,
+        failing: bool = False,
+        session_id: str | None = None,
+        sort: str = "due",
+        limit: int | None = None,
+    ) -> list[ReminderView]:
+        check_query(sort, limit, due_within_ms)
+        self.problems = []
+        horizon = None if due_within_ms is None else now_ms + due_within_ms
+
+        def chosen(views: list[ReminderView]) -> list[ReminderView]:
+            return select(
+                views,
+                now_ms=now_ms,
+                due_within_ms=due_within_ms,
+                failing=failing,
+                sort=sort,
+                limit=limit,
+            )
+
+        if session_id is not None:
+            return chosen(_reminders(await self._load([session_id])))
+        failing_ids = await self._failing_ids()
+        views = _reminders(await self._load(failing_ids))
+        if failing:
+            return chosen(views)
+        read = set(failing_ids)
+        if sort == "session":
+            views += await self._walk_by_id(read, horizon, chosen, limit)
+        else:
+            views += await self._walk_by_due(
+                read,
+                horizon,
+                known=views,
+                sort=sort,
+                limit=limit,
+                now_ms=now_ms,
+                due_within_ms=due_within_ms,
+            )
+        return chosen(views)
+
+    async def deliveries(
+        self, *, limit: int = 100, session_id: str | None = None
+    ) -> list[DeliveryView]:
+        self.problems = []
+        if session_id is not None:
+            ids = [session_id]
+        else:
+            now_ms = time.time_ns() // 1_000_000
+            due = await self._rows(
+                "SELECT id FROM {s}.sessions WHERE next_due_at <= %s"
+                " ORDER BY next_due_at, id LIMIT %s",
+                (now_ms, limit),
+            )
+            delivered = await self._rows(
+                "SELECT DISTINCT session_id FROM (SELECT session_id FROM {s}.events"
+                " WHERE type = 'tickler/delivered' ORDER BY time DESC LIMIT %s) AS latest",
+                (limit,),
+            )
+            ids = list(
+                dict.fromkeys(
+                    [*await self._failing_ids()] + [str(r[0]) for r in (*due, *delivered)]
+                )
+            )
+        rows = [d for summary in await self._load(ids) for d in summary.deliveries]
+        return latest_first(rows, limit)
+
+    # -- finding the sessions -------------------------------------------------
+
+    async def _failing_ids(self) -> list[str]:
+        rows = await self._rows(
+            "SELECT id FROM {s}.sessions WHERE failures > 0 ORDER BY failures DESC, id LIMIT %s",
+            (FAILING_MOST,),
+        )
+        return [str(r[0]) for r in rows]
+
+    async def _walk_by_due(
+        self,
+        read: set[str],
+        horizon: int | None,
+        *,
+        known: list[ReminderView],
+        sort: str,
+        limit: int | None,
+        now_ms: int,
+        due_within_ms: int | None,
+    ) -> list[ReminderView]:
+        """Sessions in wake order (up to ``horizon``), a page at a time,
+        until ``limit`` reminders are sure to lead the sort."""
+        found: list[ReminderView] = []
+        after: tuple[int, str] | None = None
+        while True:
+            page = await self._rows(
+                "SELECT id, next_due_at FROM {s}.sessions WHERE next_due_at IS NOT NULL"
+                " AND (%s::bigint IS NULL OR next_due_at <= %s::bigint)"
+                " AND (%s::bigint IS NULL OR (next_due_at, id) > (%s::bigint, %s::text))"
+                " ORDER BY next_due_at, id LIMIT %s",
+                (
+                    horizon,
+                    horizon,
+                    None if after is None else after[0],
+                    None if after is None else after[0],
+                    None if after is None else after[1],
+                    PAGE,
+                ),
+            )
+            fresh = [str(r[0]) for r in page if str(r[0]) not in read]
+            read.update(fresh)
+            found += _reminders(await self._load(fresh))
+            if len(page) < PAGE:
+                return found
+            bound = int(page[-1][1])
+            after = (bound, str(page[-1][0]))
+            if limit is not None:
+                settled = sum(
+                    1
+                    for v in (*known, *found)
+                    if matches(v, now_ms, due_within_ms, False)
+                    and (
+                        (v.next_due_ms is not None and v.next_due_ms < bound)
+                        or (sort == "failures" and v.failures > 0)
+                    )
+                )
+                if settled >= limit:
+                    return found
+
+    async def _walk_by_id(
+        self,
+        read: set[str],
+        horizon: int | None,
+        chosen: Callable[[list[ReminderView]], list[ReminderView]],
+        limit: int | None,
+    ) -> list[ReminderView]:
+        """Sessions that hold anything, in id order, until ``limit`` rows."""
+        found: list[ReminderView] = []
+        after = ""
+        while True:
+            page = await self._rows(
+                "SELECT id FROM {s}.sessions WHERE id > %s AND (failures > 0 OR"
+                " (next_due_at IS NOT NULL AND (%s::bigint IS NULL OR next_due_at <= %s::bigint)))"
+                " ORDER BY id LIMIT %s",
+                (after, horizon, horizon, PAGE),
+            )
+            fresh = [str(r[0]) for r in page if str(r[0]) not in read]
+            read.update(fresh)
+            found += _reminders(await self._load(fresh))
+            if len(page) < PAGE:
+                return found
+            after = str(page[-1][0])
+            if limit is not None and len(chosen(found)) >= limit:
+                return found
+
+    # -- reading them ---------------------------------------------------------
+
+    async def _load(self, ids: list[str]) -> list[Summary]:
+        """The summaries of ``ids`` (one consistent snapshot of the
+        database); a session that cannot be read goes to ``problems``."""
+        if not ids:
+            return []
+        try:
+            async with self._conn.transaction():
+                heads = await self._conn.execute(
+                    f"SELECT id, header, failures FROM {self.schema}.sessions WHERE id = ANY(%s)",
+                    (ids,),
+                )
+                head_rows = await heads.fetchall()
+                snaps = await self._conn.execute(
+                    f"SELECT session_id, through, data FROM {self.schema}.snapshots"
+                    " WHERE session_id = ANY(%s)",
+                    (ids,),
+                )
+                snap_rows = await snaps.fetchall()
+                tails = await self._conn.execute(
+                    f"SELECT e.session_id, e.seq, e.type, e.time, e.data"
+                    f" FROM {self.schema}.events e"
+                    f" LEFT JOIN {self.schema}.snapshots n ON n.session_id = e.session_id"
+                    " WHERE e.session_id = ANY(%s) AND e.seq >= coalesce(n.through, 0)"
+                    " ORDER BY e.session_id, e.seq",
+                    (ids,),
+                )
+                tail_rows = await tails.fetchall()
+                hist = await self._conn.execute(
+                    "SELECT h.session_id, h.seq, h.type, h.time, h.data"
+                    " FROM unnest(%s::text[]) AS u(id) CROSS JOIN LATERAL"
+                    f" (SELECT session_id, seq, type, time, data FROM {self.schema}.events e"
+                    "   WHERE e.session_id = u.id AND e.type = ANY(%s)"
+                    "   ORDER BY e.seq DESC LIMIT %s) AS h"
+                    " ORDER BY h.session_id, h.seq",
+                    (ids, list(HISTORY_TYPES), HISTORY_LIMIT),
+                )
+                hist_rows = await hist.fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+        snapshots = {str(r[0]): Snapshot(int(r[1]), bytes(r[2])) for r in snap_rows}
+        tails_by = _grouped(tail_rows)
+        history_by = _grouped(hist_rows)
+        out: list[Summary] = []
+        for sid, header, failures in head_rows:
+            key = str(sid)
+            try:
+                rows = SessionRows(
+                    _HEADER.decode(bytes(header)),
+                    snapshots.get(key),
+                    tails_by.get(key, []),
+                    history_by.get(key, []),
+                    int(failures),
+                )
+                out.append(summarize(rows))
+            except Exception as exc:  # noqa: BLE001 - that session's problem only
+                self.problems.append((key, f"{type(exc).__name__}: {exc}"))
+        return out
+
+
+def _grouped(rows: list[Row]) -> dict[str, list[SessionEvent]]:
+    found: dict[str, list[SessionEvent]] = {}
+    for session_id, seq, kind, at, data in rows:
+        found.setdefault(str(session_id), []).append(event(kind, int(seq), int(at), bytes(data)))
+    return found
+
+
+def _reminders(summaries: list[Summary]) -> list[ReminderView]:
+    return [v for s in summaries for v in s.reminders]

@@ -1,0 +1,96 @@
+"""Sessions written as the runtime writes them, for the read model's tests
+and benchmark: the core decides (tool calls, due deliveries), the changes
+and the follow-up go in one append, the delivered mark and the failure
+records with the runtime's own encoders, and a store that keeps a wake
+index or a failure index (PostgreSQL) is told what the runtime tells it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from returns.pipeline import is_successful
+
+from tickler.core import (
+    EMPTY_STATE,
+    SCHEDULE_CHANGE,
+    DeliverDue,
+    Delivery,
+    State,
+    decide,
+    encode_change,
+    fold_changes,
+    parse_tool_call,
+)
+from tickler.shell._host import FollowUp
+from tickler.shell._loading import Loaded, next_wake
+from tickler.shell._ports import FailureIndex, NewEvent, SessionLog, WakeIndex
+from tickler.shell._records import (
+    DELIVERED,
+    FOLLOWUP,
+    FOLLOWUP_FAILED,
+    encode_delivered,
+    encode_followup,
+    encode_followup_failed,
+    followup_for,
+)
+
+
+@dataclass
+class Scribe:
+    """One session's writer, at instants the test chooses."""
+
+    log: SessionLog
+    state: State = EMPTY_STATE
+    outbox: dict[str, FollowUp] = field(default_factory=dict)
+    failed: int = 0  # hand-overs of the outbox head failed in a row
+
+    def _wake(self, now: int) -> None:
+        if isinstance(self.log, WakeIndex):
+            self.log.set_next_wake(next_wake(Loaded(self.state, dict(self.outbox)), now))
+
+    async def tool(self, name: str, args: object, now: int) -> None:
+        command = parse_tool_call(name, args)
+        assert is_successful(command), command
+        changes, result = decide(self.state, command.unwrap(), now)
+        assert is_successful(result), result
+        self.log.append([NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes])
+        self.state = fold_changes(changes, self.state)
+        self._wake(now)
+        await self.log.flush()
+
+    async def dispatch(self, now: int) -> FollowUp:
+        """What is due at ``now``, put in the outbox (one append)."""
+        changes, result = decide(self.state, DeliverDue(), now)
+        outcome = result.value_or(None)
+        assert isinstance(outcome, Delivery), outcome
+        message = followup_for(outcome)
+        batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
+        self.log.append([*batch, NewEvent(FOLLOWUP, encode_followup(message), now)])
+        self.state = fold_changes(changes, self.state)
+        self.outbox[message.key] = message
+        self._wake(now)
+        await self.log.flush()
+        return message
+
+    async def fail(self, now: int, error: str = "RuntimeError: target down") -> None:
+        """A failed hand-over of the outbox head: recorded at the 1st, 2nd,
+        4th, 8th... failure, counted in full by a failure index."""
+        key = next(iter(self.outbox))
+        self.failed += 1
+        if self.failed & (self.failed - 1) == 0:
+            data = encode_followup_failed(key, self.failed, error)
+            self.log.append([NewEvent(FOLLOWUP_FAILED, data, now)])
+        if isinstance(self.log, FailureIndex):
+            self.log.set_handover_failures(self.failed)
+        await self.log.flush()
+
+    async def deliver(self, now: int) -> None:
+        """The host took the outbox head."""
+        key = next(iter(self.outbox))
+        self.log.append([NewEvent(DELIVERED, encode_delivered(key), now)])
+        del self.outbox[key]
+        self.failed = 0
+        if isinstance(self.log, FailureIndex):
+            self.log.set_handover_failures(0)
+        self._wake(now)
+        await self.log.flush()

@@ -1,0 +1,263 @@
+"""The read model over the real JSONL, SQLite and PostgreSQL stores: every
+session's reminders with their outbox state, failures and last delivery,
+the delivery history, filters and sorting; it reads while a writer holds a
+session (its lease, its lock) and takes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tickler.adapters import DeliveryView, ReminderView, SourceError, open_read_model
+from tickler.shell._ports import SessionStore
+
+from .conftest import make_store, store_path
+from .pgsupport import PgSchema, pg_schema
+from .read_support import Scribe
+
+__all__ = ["pg_schema"]  # the fixture, imported for pytest
+
+T0 = 1_800_000_000_000
+MIN = 60_000
+HOUR = 60 * MIN
+
+
+@dataclass
+class Written:
+    source: str
+    schema: str
+    kind: str
+    ids: dict[str, str]  # prompt -> reminder id
+
+
+@pytest.fixture(params=["jsonl", "sqlite", "postgres"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def backend(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(source, schema) of an empty store of ``kind``."""
+    if kind == "postgres":
+        pg: PgSchema = request.getfixturevalue("pg_schema")
+        return pg.dsn, pg.schema
+    return str(store_path(kind, tmp_path)), "tickler"
+
+
+def open_store(kind: str, source: str, schema: str) -> SessionStore:
+    if kind == "postgres":
+        from tickler.adapters.stores import PostgresStore
+
+        return PostgresStore(source, schema=schema)
+    return make_store(kind, Path(source).parent)
+
+
+async def write_sessions(kind: str, source: str, schema: str) -> Written:
+    """alpha: an after in an hour, an every of 5 min delivered once 5 s
+    late; beta: a one-shot due, its hand-over failed 3 times; gamma: a
+    reminder created and deleted."""
+    store = open_store(kind, source, schema)
+    ids: dict[str, str] = {}
+    try:
+        alpha = Scribe(await store.open("alpha", created_at=T0))
+        await alpha.tool("schedule_create", {"prompt": "call mum", "after_seconds": 3600}, T0)
+        await alpha.tool("schedule_create", {"prompt": "stretch", "every_seconds": 300}, T0)
+        await alpha.dispatch(T0 + 5 * MIN + 2000)
+        await alpha.deliver(T0 + 5 * MIN + 5000)
+        beta = Scribe(await store.open("beta", created_at=T0))
+        await beta.tool("schedule_create", {"prompt": "pay rent", "after_seconds": 60}, T0)
+        await beta.dispatch(T0 + MIN)
+        for n in range(3):
+            await beta.fail(T0 + MIN + 1000 * (n + 1))
+        gamma = Scribe(await store.open("gamma", created_at=T0))
+        await gamma.tool("schedule_create", {"prompt": "gone", "after_seconds": 60}, T0)
+        gone = gamma.state.active[0].id
+        await gamma.tool("schedule_delete", {"id": gone}, T0 + 1)
+        for scribe in (alpha, beta):
+            for record in scribe.state.active:
+                ids[record.prompt] = record.id
+        ids["pay rent"] = next(iter(beta.outbox.values())).occurrences[0].id
+        for scribe in (alpha, beta, gamma):
+            await scribe.log.close()
+    finally:
+        await store.close()
+    return Written(source, schema, kind, ids)
+
+
+@pytest.fixture
+def written(kind: str, backend: tuple[str, str]) -> Written:
+    return asyncio.run(write_sessions(kind, *backend))
+
+
+def by_prompt(views: list[ReminderView]) -> dict[str, ReminderView]:
+    return {v.prompt: v for v in views}
+
+
+async def test_every_sessions_reminders_with_outbox_and_history(written: Written) -> None:
+    async with open_read_model(written.source, schema=written.schema) as model:
+        assert await model.sessions() == ["alpha", "beta", "gamma"]
+        views = await model.reminders(now_ms=T0 + 10 * MIN)
+        assert model.problems == []
+    # Soonest first: the failing one-shot (due T0+1min), the every, the after.
+    assert [v.prompt for v in views] == ["pay rent", "stretch", "call mum"]
+    shown = by_prompt(views)
+    # The log records the 1st and 2nd failure (then the 4th...); PostgreSQL's
+    # failure index counts every one.
+    failures = 3 if written.kind == "postgres" else 2
+    assert shown["pay rent"] == ReminderView(
+        session_id="beta",
+        id=written.ids["pay rent"],
+        kind="after",
+        prompt="pay rent",
+        next_due_ms=T0 + MIN,
+        time_zone=None,
+        paused=False,
+        outbox="failing",
+        failures=failures,
+        last_delivery_ms=None,
+        last_lateness_ms=None,
+    )
+    assert shown["stretch"] == ReminderView(
+        session_id="alpha",
+        id=written.ids["stretch"],
+        kind="every",
+        prompt="stretch",
+        next_due_ms=T0 + 10 * MIN,
+        time_zone=None,
+        paused=False,
+        outbox="idle",
+        failures=0,
+        last_delivery_ms=T0 + 5 * MIN + 5000,
+        last_lateness_ms=5000,
+    )
+    assert shown["call mum"].kind == "after"
+    assert shown["call mum"].next_due_ms == T0 + HOUR
+    assert (shown["call mum"].outbox, shown["call mum"].last_delivery_ms) == ("idle", None)
+
+
+async def test_filters_and_sorts(written: Written) -> None:
+    now = T0 + 10 * MIN
+    async with open_read_model(written.source, schema=written.schema) as model:
+        soon = await model.reminders(now_ms=now, due_within_ms=MIN)
+        failing = await model.reminders(now_ms=now, failing=True)
+        alpha = await model.reminders(now_ms=now, session_id="alpha", sort="session")
+        first = await model.reminders(now_ms=now, limit=1)
+        by_session = await model.reminders(now_ms=now, sort="session")
+        by_failures = await model.reminders(now_ms=now, sort="failures", limit=2)
+        nobody = await model.reminders(now_ms=now, session_id="nobody")
+        with pytest.raises(ValueError, match="unknown sort"):
+            await model.reminders(now_ms=now, sort="prompt")
+    assert [v.prompt for v in soon] == ["pay rent", "stretch"]  # overdue ones too
+    assert [v.prompt for v in failing] == ["pay rent"]
+    assert [v.prompt for v in alpha] == ["stretch", "call mum"]
+    assert [v.prompt for v in first] == ["pay rent"]
+    assert [(v.session_id, v.prompt) for v in by_session] == [
+        ("alpha", "stretch"),
+        ("alpha", "call mum"),
+        ("beta", "pay rent"),
+    ]
+    assert [v.prompt for v in by_failures] == ["pay rent", "stretch"]
+    assert nobody == []
+
+
+async def test_deliveries_pending_first_then_the_latest(written: Written) -> None:
+    async with open_read_model(written.source, schema=written.schema) as model:
+        rows = await model.deliveries()
+        only_alpha = await model.deliveries(session_id="alpha")
+    failures = 3 if written.kind == "postgres" else 2
+    assert rows == [
+        DeliveryView(
+            session_id="beta",
+            occurrence_key=f"{written.ids['pay rent']}@2027-01-15T08:01:00.000Z",
+            reminder_ids=(written.ids["pay rent"],),
+            due_ms=T0 + MIN,
+            delivered_ms=None,
+            lateness_ms=None,
+            status="failing",
+            failures=failures,
+        ),
+        DeliveryView(
+            session_id="alpha",
+            occurrence_key=f"{written.ids['stretch']}@2027-01-15T08:05:00.000Z",
+            reminder_ids=(written.ids["stretch"],),
+            due_ms=T0 + 5 * MIN,
+            delivered_ms=T0 + 5 * MIN + 5000,
+            lateness_ms=5000,
+            status="delivered",
+            failures=0,
+        ),
+    ]
+    assert only_alpha == rows[1:]
+
+
+async def test_it_reads_while_a_writer_holds_a_session(written: Written) -> None:
+    store = open_store(written.kind, written.source, written.schema)
+    try:
+        held = Scribe(await store.open("alpha", created_at=T0))
+        async with open_read_model(written.source, schema=written.schema) as model:
+            views = await model.reminders(now_ms=T0, session_id="alpha")
+        # The writer still holds it, and goes on writing.
+        await held.tool("schedule_create", {"prompt": "more", "after_seconds": 60}, T0 + 2)
+        await held.log.close()
+    finally:
+        await store.close()
+    assert sorted(v.prompt for v in views) == ["call mum", "stretch"]
+
+
+async def test_a_session_that_cannot_be_read_is_a_problem_not_a_failure(
+    written: Written,
+) -> None:
+    store = open_store(written.kind, written.source, written.schema)
+    try:
+        log = await store.open("delta", created_at=T0)
+        from tickler.shell._ports import NewEvent
+
+        log.append(
+            [NewEvent("schedule/change", b'{"version":1,"operation":"delete","id":"x"}', T0)]
+        )
+        await log.close()
+    finally:
+        await store.close()
+    async with open_read_model(written.source, schema=written.schema) as model:
+        views = await model.reminders(now_ms=T0, session_id="delta")
+        assert views == []
+        assert [sid for sid, _ in model.problems] == ["delta"]
+
+
+async def test_a_source_that_is_no_store_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(SourceError, match="neither a JSONL store directory nor an SQLite"):
+        async with open_read_model(str(tmp_path / "notes.txt")):
+            pass
+    with pytest.raises(SourceError, match="no such file or directory"):
+        async with open_read_model(str(tmp_path / "missing")):
+            pass
+
+
+def test_version_2_adds_the_read_models_indexes(pg_schema: PgSchema) -> None:
+    from tickler.adapters.stores._postgres_schema import SCHEMA_VERSION, migrate
+
+    def indexes() -> set[str]:
+        rows = pg_schema.query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (pg_schema.schema,)
+        )
+        return {str(r[0]) for r in rows}
+
+    assert {"sessions_due_id", "sessions_failing", "events_delivered"} <= indexes()
+    # A schema left at version 1 (before them) is refused, then upgraded.
+    for name in ("sessions_due_id", "sessions_failing", "events_delivered"):
+        pg_schema.query(f"DROP INDEX {{s}}.{name}")
+    pg_schema.query("UPDATE {s}.migrations SET version = 1")
+
+    async def read() -> list[str]:
+        async with open_read_model(pg_schema.dsn, schema=pg_schema.schema) as model:
+            return await model.sessions()
+
+    with pytest.raises(Exception, match="run tickler db migrate"):
+        asyncio.run(read())
+    assert migrate(pg_schema.dsn, pg_schema.schema) == (1, SCHEMA_VERSION)
+    assert {"sessions_due_id", "sessions_failing", "events_delivered"} <= indexes()
+    assert asyncio.run(read()) == []
