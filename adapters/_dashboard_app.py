@@ -12,10 +12,14 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from typing import Final
+from zoneinfo import ZoneInfo
 
-from tickler.adapters._dashboard_view import DashboardSource, gather
+from tickler.adapters._dashboard_view import gather
 from tickler.adapters._extras import missing_extra
+from tickler.adapters._read_model import ReadModel
+from tickler.adapters._times import local_zone
 from tickler.shell._clock import SystemClock
+from tickler.shell._ports import StoreError
 
 try:
     import jinja2
@@ -79,22 +83,33 @@ class _TokenGate:
 
 
 def create_app(
-    model: DashboardSource,
+    model: ReadModel,
     *,
     token: str | None = None,
     now: Callable[[], int] = _SYSTEM.now_ms,
+    zone: ZoneInfo | None = None,
     title: str = "dashboard",
     refresh_seconds: int = 10,
 ) -> ASGIApp:
     """The dashboard over ``model`` (a store's read model); ``now`` gives
-    epoch milliseconds. ``title`` names the store on the page (never a
-    password). With ``token`` every request must carry it."""
+    epoch milliseconds. Times are shown in UTC and in each reminder's own
+    zone, else in ``zone`` (default: this machine's). ``title`` names the
+    store on the page (never a password). With ``token`` every request must
+    carry it."""
+    viewer = local_zone() if zone is None else zone
     if token is not None and not token.strip():
         raise ValueError("the dashboard token is empty")
     page = templates().get_template("dashboard.html")
 
     async def dashboard(request: Request) -> Response:
-        view = await gather(model, now())
+        try:
+            view = await gather(model, now(), viewer)
+        except StoreError as exc:  # the database went away: say so, and retry on reload
+            return PlainTextResponse(
+                f"503: cannot read the store: {exc}\n",
+                status_code=503,
+                headers={"Retry-After": str(refresh_seconds), **HEADERS},
+            )
         html = page.render(page=view, title=title, refresh=refresh_seconds)
         return HTMLResponse(html, headers=HEADERS)
 

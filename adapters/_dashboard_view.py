@@ -1,18 +1,24 @@
 """What the dashboard shows, as text: the read model's rows turned into
-rows of ready strings (every instant in the reminder's zone and in UTC),
-so the template only lays them out and escapes them.
+rows of ready strings, so the template only lays them out and escapes them.
+
+Every instant is shown in UTC and in the reminder's own zone; for a
+reminder that keeps none (``after``, ``every``, and ``at`` records, which
+keep only the UTC target) in the viewer's zone (the machine's by default),
+as ``tickler inspect`` does.
 
 Nothing here does I/O but the read model's queries in :func:`gather`.
+The read model never takes a session's lease or lock.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 from zoneinfo import ZoneInfo
 
-from tickler.adapters._times import zone_named, zone_text
+from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
+from tickler.adapters._times import UTC_ZONE, reads_as_utc, zone_named, zone_text
 from tickler.core._instant import format_instant, in_range
 
 HOUR_MS: Final = 3_600_000
@@ -27,79 +33,10 @@ ROWS: Final = 200
 SCAN: Final = 10_000
 
 
-class ReminderRow(Protocol):
-    """One active reminder as the read model lists it."""
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def prompt(self) -> str: ...
-    @property
-    def next_due_ms(self) -> int | None: ...
-    @property
-    def time_zone(self) -> str | None: ...
-    @property
-    def paused(self) -> bool: ...
-    @property
-    def outbox(self) -> str: ...
-    @property
-    def failures(self) -> int: ...
-    @property
-    def last_delivery_ms(self) -> int | None: ...
-    @property
-    def last_lateness_ms(self) -> int | None: ...
-
-
-class DeliveryRow(Protocol):
-    """One occurrence that fell due, delivered or not yet."""
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def occurrence_key(self) -> str: ...
-    @property
-    def reminder_ids(self) -> tuple[str, ...]: ...
-    @property
-    def due_ms(self) -> int: ...
-    @property
-    def delivered_ms(self) -> int | None: ...
-    @property
-    def lateness_ms(self) -> int | None: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def failures(self) -> int: ...
-
-
-class DashboardSource(Protocol):
-    """The queries the page makes (the store's read model)."""
-
-    async def reminders(
-        self,
-        *,
-        now_ms: int,
-        due_within_ms: int | None = None,
-        failing: bool = False,
-        session_id: str | None = None,
-        sort: str = "due",
-        limit: int | None = None,
-    ) -> Sequence[ReminderRow]: ...
-
-    async def deliveries(
-        self, *, limit: int = 100, session_id: str | None = None
-    ) -> Sequence[DeliveryRow]: ...
-
-    async def sessions(self) -> Sequence[str]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Moment:
-    """One instant for people: in the reminder's zone (empty when it has
-    none) and in UTC, and how far from now (``in 2 h 05 min``)."""
+    """One instant for people: in a zone (empty when that zone reads as
+    UTC), in UTC, and how far from now (``in 2 h 05 min``)."""
 
     zoned: str
     utc: str
@@ -145,6 +82,7 @@ class Dashboard:
     """Everything one page shows, as of ``now``."""
 
     now: Moment
+    viewer: str  # the zone of times whose reminder keeps none ("" for UTC)
     sessions: tuple[SessionLine, ...]
     session_count: int
     # False when there were more than SCAN reminders: the counts per session
@@ -154,6 +92,8 @@ class Dashboard:
     next_week: tuple[ReminderLine, ...]
     deliveries: tuple[DeliveryLine, ...]
     trouble: tuple[ReminderLine, ...]
+    # Sessions the read model could not read: (session id, reason).
+    unreadable: tuple[tuple[str, str], ...]
 
 
 def span_text(ms: int) -> str:
@@ -181,20 +121,22 @@ def _relative(instant_ms: int, now_ms: int) -> str:
     return f"in {gap}" if instant_ms > now_ms else f"{gap} ago"
 
 
-def moment(instant_ms: int, now_ms: int, zone: ZoneInfo | None) -> Moment:
-    """``instant_ms`` in ``zone`` (when given) and in UTC."""
+def moment(instant_ms: int, now_ms: int, zone: ZoneInfo) -> Moment:
+    """``instant_ms`` in ``zone`` and in UTC."""
     if not in_range(instant_ms):
         return Moment("", str(instant_ms), "")
-    zoned = "" if zone is None else f"{zone_text(instant_ms, zone)} ({zone.key})"
-    return Moment(zoned, format_instant(instant_ms), _relative(instant_ms, now_ms))
+    shown = "" if reads_as_utc(instant_ms, zone) else f"{zone_text(instant_ms, zone)} ({zone.key})"
+    return Moment(shown, format_instant(instant_ms), _relative(instant_ms, now_ms))
 
 
-def _zone(name: str | None) -> ZoneInfo | None:
-    return None if name is None else zone_named(name)
+def zone_of(name: str | None, viewer: ZoneInfo) -> ZoneInfo:
+    """A reminder's own zone, else (none kept, or unknown here) ``viewer``."""
+    own = None if name is None else zone_named(name)
+    return viewer if own is None else own
 
 
-def reminder_line(row: ReminderRow, now_ms: int) -> ReminderLine:
-    zone = _zone(row.time_zone)
+def reminder_line(row: ReminderView, now_ms: int, viewer: ZoneInfo) -> ReminderLine:
+    zone = zone_of(row.time_zone, viewer)
     due = None if row.next_due_ms is None else moment(row.next_due_ms, now_ms, zone)
     last = None if row.last_delivery_ms is None else moment(row.last_delivery_ms, now_ms, zone)
     lateness = "" if row.last_lateness_ms is None else span_text(row.last_lateness_ms)
@@ -212,17 +154,14 @@ def reminder_line(row: ReminderRow, now_ms: int) -> ReminderLine:
     )
 
 
-def delivery_line(row: DeliveryRow, now_ms: int, zones: dict[str, str]) -> DeliveryLine:
+def delivery_line(
+    row: DeliveryView, now_ms: int, zones: dict[str, str], viewer: ZoneInfo
+) -> DeliveryLine:
     """``zones`` maps ``session/reminder id`` to the zone of a reminder
-    still active: a delivery of a reminder that is gone shows UTC only."""
-    zone = next(
-        (
-            found
-            for rid in row.reminder_ids
-            if (found := _zone(zones.get(f"{row.session_id}/{rid}"))) is not None
-        ),
-        None,
-    )
+    still active: a delivery of a reminder that is gone (or keeps no zone)
+    is shown in ``viewer``."""
+    names = (zones.get(f"{row.session_id}/{rid}") for rid in row.reminder_ids)
+    zone = zone_of(next((name for name in names if name is not None), None), viewer)
     delivered = None if row.delivered_ms is None else moment(row.delivered_ms, now_ms, zone)
     return DeliveryLine(
         session_id=row.session_id,
@@ -236,7 +175,7 @@ def delivery_line(row: DeliveryRow, now_ms: int, zones: dict[str, str]) -> Deliv
     )
 
 
-def is_stuck(row: ReminderRow, now_ms: int) -> bool:
+def is_stuck(row: ReminderView, now_ms: int) -> bool:
     """Past due by more than :data:`STUCK_AFTER_MS` and not paused: nothing
     delivered it."""
     due = row.next_due_ms
@@ -244,11 +183,11 @@ def is_stuck(row: ReminderRow, now_ms: int) -> bool:
 
 
 def session_lines(
-    ids: Iterable[str], rows: Sequence[ReminderRow], now_ms: int
+    ids: Iterable[str], rows: Sequence[ReminderView], now_ms: int, viewer: ZoneInfo
 ) -> tuple[SessionLine, ...]:
     """One line per session id: its active reminders among ``rows``
     (sorted by due time), how many fail, and its earliest due time."""
-    by_session: dict[str, list[ReminderRow]] = {}
+    by_session: dict[str, list[ReminderView]] = {}
     for row in rows:
         by_session.setdefault(row.session_id, []).append(row)
     lines = []
@@ -263,23 +202,24 @@ def session_lines(
                 failing=sum(1 for row in own if row.outbox == "failing"),
                 next_due=None
                 if first is None or first.next_due_ms is None
-                else moment(first.next_due_ms, now_ms, _zone(first.time_zone)),
+                else moment(first.next_due_ms, now_ms, zone_of(first.time_zone, viewer)),
             )
         )
     return tuple(lines)
 
 
-async def gather(source: DashboardSource, now_ms: int) -> Dashboard:
+async def gather(source: ReadModel, now_ms: int, viewer: ZoneInfo = UTC_ZONE) -> Dashboard:
     """Query the read model for the page: the session ids, the first
     :data:`SCAN` reminders by due time (the timeline, the stuck ones and
     the per-session counts come from them), the failing ones and the latest
     deliveries."""
     ids = list(await source.sessions())
     rows = list(await source.reminders(now_ms=now_ms, sort="due", limit=SCAN))
+    unreadable = tuple(source.problems)  # that call read every session
     failing = list(await source.reminders(now_ms=now_ms, failing=True, limit=ROWS))
     deliveries = list(await source.deliveries(limit=ROWS))
-    day: list[ReminderRow] = []
-    week: list[ReminderRow] = []
+    day: list[ReminderView] = []
+    week: list[ReminderView] = []
     for row in rows:
         due = row.next_due_ms
         if due is not None and now_ms <= due < now_ms + WEEK_MS:
@@ -293,12 +233,14 @@ async def gather(source: DashboardSource, now_ms: int) -> Dashboard:
     }
     ordered = sorted(trouble.values(), key=lambda row: (row.next_due_ms or 0, row.session_id))
     return Dashboard(
-        now=moment(now_ms, now_ms, None),
-        sessions=session_lines(ids[:ROWS], rows, now_ms),
+        now=moment(now_ms, now_ms, viewer),
+        viewer="" if reads_as_utc(now_ms, viewer) else viewer.key,
+        sessions=session_lines(ids[:ROWS], rows, now_ms, viewer),
         session_count=len(ids),
         counted=len(rows) < SCAN,
-        next_day=tuple(reminder_line(row, now_ms) for row in day[:ROWS]),
-        next_week=tuple(reminder_line(row, now_ms) for row in week[:ROWS]),
-        deliveries=tuple(delivery_line(row, now_ms, zones) for row in deliveries),
-        trouble=tuple(reminder_line(row, now_ms) for row in ordered[:ROWS]),
+        next_day=tuple(reminder_line(row, now_ms, viewer) for row in day[:ROWS]),
+        next_week=tuple(reminder_line(row, now_ms, viewer) for row in week[:ROWS]),
+        deliveries=tuple(delivery_line(row, now_ms, zones, viewer) for row in deliveries),
+        trouble=tuple(reminder_line(row, now_ms, viewer) for row in ordered[:ROWS]),
+        unreadable=unreadable[:ROWS],
     )

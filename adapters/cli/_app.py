@@ -195,4 +195,11 @@ def _add_postgres_commands() -> None:
     cli.add_command(worker)
 
 
+def _add_ui_command() -> None:
+    from tickler.adapters.cli._ui import ui
+
+    cli.add_command(ui)
+
+
 _add_postgres_commands()
+_add_ui_command()

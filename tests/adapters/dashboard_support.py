@@ -1,47 +1,68 @@
-"""A small in-memory stand-in for a store's read model, for the dashboard's
-rendering, escaping and token tests (the end-to-end test reads real
-stores). It answers the queries the page makes from lists it is given,
-filtering and sorting as the read model documents."""
+"""A small in-memory read model for the dashboard's rendering, escaping
+and token tests (the end-to-end tests read real stores): it answers from
+the views it is given, filtered, sorted and cut by the read model's own
+shared code."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True, slots=True)
-class Reminder:
-    session_id: str
-    id: str
-    prompt: str
-    next_due_ms: int | None
-    kind: str = "at"
-    time_zone: str | None = None
-    paused: bool = False
-    outbox: str = "idle"
-    failures: int = 0
-    last_delivery_ms: int | None = None
-    last_lateness_ms: int | None = None
+from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
+from tickler.adapters._read_query import check_query, latest_first, select
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    session_id: str
-    occurrence_key: str
-    reminder_ids: tuple[str, ...]
-    due_ms: int
-    delivered_ms: int | None
-    lateness_ms: int | None
-    status: str = "delivered"
-    failures: int = 0
+def reminder(
+    session_id: str,
+    reminder_id: str,
+    prompt: str,
+    next_due_ms: int | None,
+    kind: str = "at",
+    time_zone: str | None = None,
+    *,
+    outbox: str = "idle",
+    failures: int = 0,
+    last_delivery_ms: int | None = None,
+    last_lateness_ms: int | None = None,
+) -> ReminderView:
+    return ReminderView(
+        session_id=session_id,
+        id=reminder_id,
+        kind=kind,
+        prompt=prompt,
+        next_due_ms=next_due_ms,
+        time_zone=time_zone,
+        paused=False,
+        outbox=outbox,
+        failures=failures,
+        last_delivery_ms=last_delivery_ms,
+        last_lateness_ms=last_lateness_ms,
+    )
+
+
+def delivery(
+    session_id: str,
+    key: str,
+    due_ms: int,
+    delivered_ms: int | None,
+    *,
+    status: str = "delivered",
+    failures: int = 0,
+) -> DeliveryView:
+    first = key.rpartition("@")[0]
+    lateness = None if delivered_ms is None else delivered_ms - due_ms
+    return DeliveryView(session_id, key, (first,), due_ms, delivered_ms, lateness, status, failures)
 
 
 @dataclass
-class ListedModel:
-    listed: list[Reminder] = field(default_factory=list)
-    delivered: list[Delivery] = field(default_factory=list)
+class ListedModel(ReadModel):
+    listed: list[ReminderView] = field(default_factory=list)
+    delivered: list[DeliveryView] = field(default_factory=list)
     extra_sessions: list[str] = field(default_factory=list)
-    queries: list[dict[str, object]] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    calls: int = 0
+
+    def __post_init__(self) -> None:
+        super().__init__()
 
     async def reminders(
         self,
@@ -52,28 +73,28 @@ class ListedModel:
         session_id: str | None = None,
         sort: str = "due",
         limit: int | None = None,
-    ) -> Sequence[Reminder]:
-        self.queries.append({"now_ms": now_ms, "failing": failing, "sort": sort, "limit": limit})
-        rows = [
-            r
-            for r in self.listed
-            if (not failing or r.outbox == "failing")
-            and (session_id is None or r.session_id == session_id)
-            and (
-                due_within_ms is None
-                or (r.next_due_ms is not None and r.next_due_ms <= now_ms + due_within_ms)
-            )
-        ]
-        assert sort == "due"
-        rows.sort(key=lambda r: (r.next_due_ms is None, r.next_due_ms or 0, r.session_id, r.id))
-        return rows if limit is None else rows[:limit]
+    ) -> list[ReminderView]:
+        check_query(sort, limit, due_within_ms)
+        self.calls += 1
+        self.problems = list(self.unreadable)
+        views = [v for v in self.listed if session_id is None or v.session_id == session_id]
+        return select(
+            views,
+            now_ms=now_ms,
+            due_within_ms=due_within_ms,
+            failing=failing,
+            sort=sort,
+            limit=limit,
+        )
 
     async def deliveries(
         self, *, limit: int = 100, session_id: str | None = None
-    ) -> Sequence[Delivery]:
+    ) -> list[DeliveryView]:
+        self.calls += 1
         rows = [d for d in self.delivered if session_id is None or d.session_id == session_id]
-        return rows[:limit]
+        return latest_first(rows, limit)
 
-    async def sessions(self) -> Sequence[str]:
+    async def sessions(self) -> list[str]:
+        self.calls += 1
         found = {r.session_id for r in self.listed} | {d.session_id for d in self.delivered}
-        return sorted(found | set(self.extra_sessions))
+        return sorted(found | set(self.extra_sessions) | {s for s, _ in self.unreadable})

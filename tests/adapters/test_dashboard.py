@@ -1,6 +1,6 @@
 """The dashboard page over a stand-in read model: what each section lists,
-every time in the reminder's zone and in UTC, markup in user text shown
-as text, the token rule, and GET only."""
+every time in the reminder's zone (else the viewer's) and in UTC, markup
+in user text shown as text, the token rule, and GET only."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from starlette.testclient import TestClient
 
 from tickler.adapters._dashboard_app import create_app
 from tickler.adapters._dashboard_view import span_text
+from tickler.adapters._times import UTC_ZONE, zone_named
 
-from .dashboard_support import Delivery, ListedModel, Reminder
+from .dashboard_support import ListedModel, delivery, reminder
 
 NOW = 1_930_608_000_000  # 2031-03-07T00:00:00Z
 HOUR = 3_600_000
 BERLIN_9AM = 1_930_636_800_000  # 2031-03-07T08:00:00Z, 09:00 CET
 NEW_YORK = 1_930_923_000_000  # 2031-03-10T15:30:00Z, 11:30 EDT (DST began on the 9th)
+VIEWER = zone_named("America/Sao_Paulo")  # -03 all year since 2019
+assert VIEWER is not None
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> & "quoted" \'single\''
 PAGE_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "p", "span",
@@ -28,11 +31,11 @@ PAGE_TAGS = {
 def _model() -> ListedModel:
     return ListedModel(
         listed=[
-            Reminder("alice", "schedule-1", "join the standup", BERLIN_9AM, "at", "Europe/Berlin"),
-            Reminder("bob", "schedule-2", "call mum", NEW_YORK, "at", "America/New_York"),
-            Reminder("bob", "schedule-3", "water the plants", NOW + 10 * 24 * HOUR, "every"),
-            Reminder("carol", "schedule-1", "nobody ran me", NOW - HOUR, "after", outbox="pending"),
-            Reminder(
+            reminder("alice", "schedule-1", "join the standup", BERLIN_9AM, "at", "Europe/Berlin"),
+            reminder("bob", "schedule-2", "call mum", NEW_YORK, "at", "America/New_York"),
+            reminder("bob", "schedule-3", "water the plants", NOW + 10 * 24 * HOUR, "every"),
+            reminder("carol", "schedule-1", "nobody ran me", NOW - HOUR, "after", outbox="pending"),
+            reminder(
                 "carol",
                 "schedule-2",
                 "the hook is down",
@@ -44,23 +47,17 @@ def _model() -> ListedModel:
             ),
         ],
         delivered=[
-            Delivery(
-                "alice",
-                "schedule-1@1",
-                ("schedule-1",),
-                BERLIN_9AM - 24 * HOUR,
-                BERLIN_9AM - 24 * HOUR + 1_500,
-                1_500,
+            delivery(
+                "alice", "schedule-1@1", BERLIN_9AM - 24 * HOUR, BERLIN_9AM - 24 * HOUR + 1_500
             ),
-            Delivery(
-                "dave", "schedule-9@1", ("schedule-9",), NOW - 2 * HOUR, None, None, "failing", 2
-            ),
+            delivery("dave", "schedule-9@1", NOW - 2 * HOUR, None, status="failing", failures=2),
         ],
     )
 
 
 def _page(model: ListedModel | None = None) -> str:
-    client = TestClient(create_app(model or _model(), now=lambda: NOW, title="test store"))
+    app = create_app(model or _model(), now=lambda: NOW, zone=VIEWER, title="test store")
+    client = TestClient(app)
     response = client.get("/")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
@@ -117,11 +114,23 @@ def test_failing_and_stuck_follow_ups_are_listed_together() -> None:
     assert "3 failed" in trouble
     assert "nobody ran me" in trouble  # an hour past due, never fired
     assert "1 h 00 min ago" in trouble
+    # It keeps no zone of its own: the viewer's zone, and UTC.
+    assert "2031-03-06 20:00:00 -03 (America/Sao_Paulo)" in trouble
+    assert "2031-03-06T23:00:00.000Z" in trouble
     assert "join the standup" not in trouble
 
 
+def test_a_viewer_in_utc_gets_each_time_once() -> None:
+    model = ListedModel(listed=[reminder("s", "schedule-1", "stretch", NOW + HOUR, "after")])
+    page = TestClient(create_app(model, now=lambda: NOW, zone=UTC_ZONE)).get("/").text
+    day = _section(page, "next-24-hours")
+    assert "2031-03-07T01:00:00.000Z" in day
+    assert "(UTC)" not in day
+    assert "times in each reminder's own zone and in UTC" in page
+
+
 def test_a_reminder_just_due_is_not_stuck_yet() -> None:
-    model = ListedModel(listed=[Reminder("s", "schedule-1", "firing now", NOW - 60_000)])
+    model = ListedModel(listed=[reminder("s", "schedule-1", "firing now", NOW - 60_000)])
     assert "Nothing failing, nothing stuck." in _section(_page(model), "trouble")
 
 
@@ -152,8 +161,18 @@ def test_the_sessions_table_counts_each_sessions_reminders() -> None:
     assert '<td class="fail">1</td>' in carol
 
 
+def test_sessions_the_read_model_cannot_read_are_named() -> None:
+    model = _model()
+    model.unreadable.append(("broken", "CorruptScheduleLog: line 3: bad delete"))
+    trouble = _section(_page(model), "trouble")
+    assert "Sessions that cannot be read" in trouble
+    assert "broken" in trouble
+    assert "CorruptScheduleLog: line 3: bad delete" in trouble
+    assert "Sessions that cannot be read" not in _page()
+
+
 def test_the_page_refreshes_itself_and_loads_nothing_from_outside() -> None:
-    client = TestClient(create_app(_model(), now=lambda: NOW, refresh_seconds=7))
+    client = TestClient(create_app(_model(), now=lambda: NOW, zone=VIEWER, refresh_seconds=7))
     response = client.get("/")
     assert '<meta http-equiv="refresh" content="7">' in response.text
     assert "http://" not in response.text
@@ -167,8 +186,11 @@ def test_the_page_refreshes_itself_and_loads_nothing_from_outside() -> None:
 
 def test_markup_in_prompts_ids_and_keys_is_shown_as_text() -> None:
     model = ListedModel(
-        listed=[Reminder(HOSTILE, HOSTILE, HOSTILE, NOW + HOUR, HOSTILE, None, False, HOSTILE, 1)],
-        delivered=[Delivery(HOSTILE, HOSTILE, (HOSTILE,), NOW - HOUR, None, None, HOSTILE, 1)],
+        listed=[
+            reminder(HOSTILE, HOSTILE, HOSTILE, NOW + HOUR, HOSTILE, outbox=HOSTILE, failures=1)
+        ],
+        delivered=[delivery(HOSTILE, f"{HOSTILE}@1", NOW - HOUR, None, status=HOSTILE)],
+        unreadable=[(f"{HOSTILE}-2", HOSTILE)],
     )
     page = _page(model)
     assert "<script>" not in page
@@ -194,7 +216,7 @@ def test_markup_in_prompts_ids_and_keys_is_shown_as_text() -> None:
 def test_with_a_token_every_request_must_carry_it(
     headers: dict[str, str], query: str, status: int
 ) -> None:
-    app = create_app(_model(), token="s3cret-token", now=lambda: NOW)
+    app = create_app(_model(), token="s3cret-token", now=lambda: NOW, zone=VIEWER)
     response = TestClient(app).get(f"/{query}", headers=headers)
     assert response.status_code == status
     if status == 401:
@@ -205,7 +227,7 @@ def test_with_a_token_every_request_must_carry_it(
 
 
 def test_without_the_token_even_a_missing_page_is_401() -> None:
-    client = TestClient(create_app(_model(), token="s3cret-token", now=lambda: NOW))
+    client = TestClient(create_app(_model(), token="s3cret-token", now=lambda: NOW, zone=VIEWER))
     assert client.get("/nothing-here").status_code == 401
     assert client.get("/nothing-here?token=s3cret-token").status_code == 404
 
@@ -218,16 +240,16 @@ def test_an_empty_token_is_refused() -> None:
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
 def test_the_page_is_read_only(method: str) -> None:
     model = _model()
-    client = TestClient(create_app(model, now=lambda: NOW))
+    client = TestClient(create_app(model, now=lambda: NOW, zone=VIEWER))
     response = client.request(method, "/")
     assert response.status_code == 405
-    assert model.queries == []  # nothing was read, let alone written
+    assert model.calls == 0  # nothing was read, let alone written
     assert client.head("/").status_code == 200
 
 
 def test_each_page_reads_the_clock_again() -> None:
     times = iter([NOW, NOW + 9 * HOUR])
-    client = TestClient(create_app(_model(), now=lambda: next(times)))
+    client = TestClient(create_app(_model(), now=lambda: next(times), zone=VIEWER))
     assert "join the standup" in _section(client.get("/").text, "next-24-hours")
     later = client.get("/").text
     assert "join the standup" not in _section(later, "next-24-hours")

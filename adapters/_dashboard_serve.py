@@ -1,0 +1,48 @@
+"""Serving the dashboard: the loopback rule, the listening socket, and
+uvicorn running the app on it (the ``ui`` extra)."""
+
+from __future__ import annotations
+
+import socket
+
+from tickler.adapters._extras import missing_extra
+
+try:
+    import uvicorn
+    from starlette.types import ASGIApp
+except ImportError as exc:
+    raise missing_extra("dashboard", "ui") from exc
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (port 0: one the system picks).
+    Connections made from now on wait in its backlog until the server
+    serves them. Raises ``OSError``."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """The page's address on ``sock`` (brackets around an IPv6 address)."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+async def serve(app: ASGIApp, sock: socket.socket) -> None:
+    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM. No access log:
+    a request's URL may carry the token."""
+    config = uvicorn.Config(
+        app, log_config=None, access_log=False, lifespan="off", server_header=False
+    )
+    await uvicorn.Server(config).serve(sockets=[sock])
