@@ -3,7 +3,11 @@ uvicorn running the app on it (the ``ui`` extra)."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from tickler.adapters._extras import missing_extra
 
@@ -39,10 +43,32 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/"
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, but SIGINT and SIGTERM only end the serving (the
+    command then exits 0, as ``tickler worker`` does); uvicorn raises them
+    again once it has shut down. A second SIGINT stops at once."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._stop)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    def _stop(self) -> None:
+        if self.should_exit:
+            self.force_exit = True
+        self.should_exit = True
+
+
 async def serve(app: ASGIApp, sock: socket.socket) -> None:
     """Serve ``app`` on ``sock`` until SIGINT or SIGTERM. No access log:
     a request's URL may carry the token."""
     config = uvicorn.Config(
         app, log_config=None, access_log=False, lifespan="off", server_header=False
     )
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await _Server(config).serve(sockets=[sock])
