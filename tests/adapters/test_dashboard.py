@@ -4,17 +4,22 @@ in user text shown as text, the token rule, and GET only."""
 
 from __future__ import annotations
 
+import importlib.resources
+import tomllib
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+import tickler
 from tickler.adapters._dashboard_app import create_app
 from tickler.adapters._dashboard_view import span_text
 from tickler.adapters._times import UTC_ZONE, zone_named
 
 from .dashboard_support import ListedModel, delivery, reminder
 
+ROOT = Path(tickler.__file__).resolve().parent
 NOW = 1_930_608_000_000  # 2031-03-07T00:00:00Z
 HOUR = 3_600_000
 BERLIN_9AM = 1_930_636_800_000  # 2031-03-07T08:00:00Z, 09:00 CET
@@ -270,3 +275,13 @@ def test_each_page_reads_the_clock_again() -> None:
 )
 def test_durations_read_as_people_say_them(ms: int, text: str) -> None:
     assert span_text(ms) == text
+
+
+def test_the_template_ships_in_the_package() -> None:
+    # The strict editable install (make install) maps only what pyproject
+    # declares, as a wheel would hold it: the page comes from there.
+    shipped = importlib.resources.files("tickler.adapters._dashboard_templates")
+    assert (shipped / "dashboard.html").is_file()
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "tickler.adapters._dashboard_templates" in setuptools["packages"]
+    assert setuptools["package-data"]["tickler.adapters._dashboard_templates"] == ["*.html"]
