@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -46,10 +47,14 @@ def url_of(sock: socket.socket) -> str:
 class _Server(uvicorn.Server):
     """uvicorn's server, but SIGINT and SIGTERM only end the serving (the
     command then exits 0, as ``tickler worker`` does); uvicorn raises them
-    again once it has shut down. A second SIGINT stops at once."""
+    again once it has shut down. A second SIGINT stops at once. Off the
+    main thread (a server in a thread of a test) signals are not its own."""
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._stop)

@@ -52,6 +52,7 @@ class ReminderLine:
     due: Moment | None
     paused: bool
     outbox: str
+    stuck: bool
     failures: int
     last_delivery: Moment | None
     last_lateness: str
@@ -148,6 +149,7 @@ def reminder_line(row: ReminderView, now_ms: int, viewer: ZoneInfo) -> ReminderL
         due=due,
         paused=row.paused,
         outbox=row.outbox,
+        stuck=row.outbox != "failing" and is_stuck(row, now_ms),
         failures=row.failures,
         last_delivery=last,
         last_lateness=lateness,

@@ -118,6 +118,7 @@ def test_failing_and_stuck_follow_ups_are_listed_together() -> None:
     assert "the hook is down" in trouble
     assert "3 failed" in trouble
     assert "nobody ran me" in trouble  # an hour past due, never fired
+    assert '<span class="tag stuck">stuck</span>' in trouble
     assert "1 h 00 min ago" in trouble
     # It keeps no zone of its own: the viewer's zone, and UTC.
     assert "2031-03-06 20:00:00 -03 (America/Sao_Paulo)" in trouble
@@ -136,7 +137,9 @@ def test_a_viewer_in_utc_gets_each_time_once() -> None:
 
 def test_a_reminder_just_due_is_not_stuck_yet() -> None:
     model = ListedModel(listed=[reminder("s", "schedule-1", "firing now", NOW - 60_000)])
-    assert "Nothing failing, nothing stuck." in _section(_page(model), "trouble")
+    page = _page(model)
+    assert "Nothing failing, nothing stuck." in _section(page, "trouble")
+    assert "stuck</span>" not in page
 
 
 def test_the_delivery_history_shows_lateness_and_failures() -> None:
