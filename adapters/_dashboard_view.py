@@ -218,7 +218,10 @@ async def gather(source: ReadModel, now_ms: int, viewer: ZoneInfo = UTC_ZONE) ->
     ids = list(await source.sessions())
     rows = list(await source.reminders(now_ms=now_ms, sort="due", limit=SCAN))
     unreadable = tuple(source.problems)  # that call read every session
-    failing = list(await source.reminders(now_ms=now_ms, failing=True, limit=ROWS))
+    if len(rows) < SCAN:  # every reminder is in rows: no second read of every session
+        failing = [row for row in rows if row.outbox == "failing"]
+    else:
+        failing = list(await source.reminders(now_ms=now_ms, failing=True, limit=ROWS))
     deliveries = list(await source.deliveries(limit=ROWS))
     day: list[ReminderView] = []
     week: list[ReminderView] = []

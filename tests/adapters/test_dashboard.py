@@ -13,9 +13,11 @@ import pytest
 from starlette.testclient import TestClient
 
 import tickler
+from tickler.adapters import _dashboard_view as dashboard_view
 from tickler.adapters._dashboard_app import create_app
 from tickler.adapters._dashboard_view import span_text
 from tickler.adapters._times import UTC_ZONE, zone_named
+from tickler.shell._ports import StoreError
 
 from .dashboard_support import ListedModel, delivery, reminder
 
@@ -288,3 +290,33 @@ def test_the_template_ships_in_the_package() -> None:
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "tickler.adapters._dashboard_templates" in setuptools["packages"]
     assert setuptools["package-data"]["tickler.adapters._dashboard_templates"] == ["*.html"]
+
+
+def test_past_the_scan_failing_ones_are_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dashboard_view, "SCAN", 1)
+    model = _model()  # five reminders; the failing one is second by due time
+    trouble = _section(_page(model), "trouble")
+    assert "the hook is down" in trouble
+    assert "Counts are of the reminders due first" in _page(model)
+
+
+def test_a_store_that_cannot_be_read_now_is_503() -> None:
+    class Down(ListedModel):
+        async def sessions(self) -> list[str]:
+            raise StoreError("cannot reach PostgreSQL at 127.0.0.1:5432: connection refused")
+
+    response = TestClient(create_app(Down(), now=lambda: NOW, zone=VIEWER)).get("/")
+    assert response.status_code == 503
+    assert response.text == (
+        "503: cannot read the store: cannot reach PostgreSQL at 127.0.0.1:5432: "
+        "connection refused\n"
+    )
+    assert response.headers["retry-after"] == "10"
+
+
+def test_the_ui_extra_is_in_all() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert {name.split(">")[0] for name in extras["ui"]} == {"starlette", "uvicorn", "jinja2"}
+    assert set(extras["ui"]) <= set(extras["all"])

@@ -6,6 +6,7 @@ busy port (exit 2), each refusal in one line."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import signal
 import socket
@@ -188,3 +189,28 @@ def test_a_missing_store_and_a_busy_port_are_usage_errors(tmp_path: Path) -> Non
     assert taken.returncode == 2
     assert len(taken.stderr.splitlines()) == 1, taken.stderr
     assert taken.stderr.startswith(f"tickler: error: cannot listen on 127.0.0.1:{port}: ")
+
+
+def test_on_every_address_with_a_token(tmp_path: Path) -> None:
+    store = tmp_path / "sessions"
+    store.mkdir()
+    env = {**os.environ, "TICKLER_UI_TOKEN": "a-long-enough-token"}
+    args = ["--store", str(store), "--host", "0.0.0.0", "--port", "0"]
+    proc = subprocess.Popen([*TICKLER, *args], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.match(r"^tickler ui: http://0\.0\.0\.0:(\d+)/ \(add \?token=YOUR_TOKEN\)", line)
+        assert found is not None, line
+        url = f"http://127.0.0.1:{found.group(1)}/"
+        assert httpx.get(url, timeout=30).status_code == 401
+        assert httpx.get(f"{url}?token=wrong", timeout=30).status_code == 401
+        bearer = {"Authorization": "Bearer a-long-enough-token"}
+        shown = httpx.get(url, headers=bearer, timeout=30)
+        assert shown.status_code == 200
+        assert "No sessions in this store." in shown.text
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "a-long-enough-token" not in err  # the token is never printed
