@@ -126,18 +126,20 @@ def test_the_dashboard_in_a_real_browser(dashboard: tuple[str, tuple[int, int]])
             assert refused.status == 401
             assert "join the standup" not in page.content()
 
+            # The page reloads every second: let the first request through
+            # and hold the next, so the page read below stays the one
+            # loaded, and the held request proves that it reloads by itself.
+            requests: list[Route] = []
+
+            def hold(route: Route) -> None:
+                requests.append(route)
+                if len(requests) == 1:
+                    route.continue_()
+
+            page.route(lambda address: address == f"{url}?token={TOKEN}", hold)
             shown = page.goto(f"{url}?token={TOKEN}")
             assert shown is not None
             assert shown.status == 200
-            # The page reloads every second: hold its next request, so the
-            # page read below stays the one loaded, and the request proves
-            # that it reloads by itself.
-            held: list[Route] = []
-
-            def hold(route: Route) -> None:
-                held.append(route)
-
-            page.route(f"{url}*", hold)
 
             day = page.locator("#next-24-hours").inner_text()
             assert "join the standup" in day
@@ -157,12 +159,12 @@ def test_the_dashboard_in_a_real_browser(dashboard: tuple[str, tuple[int, int]])
             _screenshot(page, "dashboard.png")
 
             for _ in range(50):  # the reload comes within a second or so
-                if held:
+                if len(requests) > 1:
                     break
                 page.wait_for_timeout(100)
-            assert [route.request.url for route in held[:1]] == [f"{url}?token={TOKEN}"]
+            assert [route.request.url for route in requests[:2]] == [f"{url}?token={TOKEN}"] * 2
             with page.expect_event("load", timeout=10_000):
-                held[0].continue_()
+                requests[1].continue_()
             assert "join the standup" in page.locator("#next-24-hours").inner_text()
         finally:
             browser.close()
