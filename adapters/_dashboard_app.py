@@ -32,9 +32,9 @@ except ImportError as exc:
     raise missing_extra("dashboard", "ui") from exc
 
 TEMPLATES: Final = "tickler.adapters._dashboard_templates"
+_SYSTEM: Final = SystemClock()
 # The page runs no script and loads nothing: inline styles only, no frames,
 # and the URL (which may hold the token) is never sent on as a referrer.
-_SYSTEM: Final = SystemClock()
 HEADERS: Final = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
     "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
@@ -51,7 +51,6 @@ def templates() -> jinja2.Environment:
         loader=jinja2.PackageLoader(TEMPLATES, "."),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
-        enable_async=False,
     )
 
 

@@ -59,10 +59,17 @@ def _unreachable(exc: Exception) -> bool:
 
 
 def check_options(store: str | None, dsn: str | None, host: str, token: str | None) -> None:
-    """Usage errors, before anything is opened: exactly one source, and a
-    token (not empty) for any address but loopback."""
+    """Usage errors, before anything is opened: exactly one source, of
+    the kind its option says, and a token (not empty) for any address but
+    loopback."""
+    from tickler.adapters._read_model import is_dsn
+
     if (store is None) == (dsn is None):
         raise CliError("give exactly one of --store PATH and --dsn DSN")
+    if dsn is not None and not is_dsn(dsn):
+        raise CliError(f"--dsn {dsn!r} is no PostgreSQL DSN (postgresql://... or key=value words)")
+    if store is not None and is_dsn(store):
+        raise CliError("--store takes a path; give a PostgreSQL DSN as --dsn")
     if token is not None and not token.strip():
         raise CliError("the token is empty (--token or TICKLER_UI_TOKEN)")
     if token is None and not is_loopback(host):

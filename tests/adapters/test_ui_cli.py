@@ -52,6 +52,16 @@ def test_exactly_one_store(capsys: pytest.CaptureFixture[str], args: list[str]) 
     assert line == "tickler: error: give exactly one of --store PATH and --dsn DSN"
 
 
+def test_each_option_takes_its_kind_of_store(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, "--dsn", "./sessions")
+    assert line == (
+        "tickler: error: --dsn './sessions' is no PostgreSQL DSN "
+        "(postgresql://... or key=value words)"
+    )
+    line = _refused(capsys, "--store", "postgresql://127.0.0.1/test")
+    assert line == "tickler: error: --store takes a path; give a PostgreSQL DSN as --dsn"
+
+
 @pytest.mark.parametrize("blocked", ["starlette", "uvicorn", "jinja2"])
 def test_without_the_extra_it_names_the_extra(
     capsys: pytest.CaptureFixture[str],
