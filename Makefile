@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' -o -name '*.html' 2>/dev/nu
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar clean
+.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar bench-reminders clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -73,7 +73,7 @@ specs: install
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
 # run (the machine may be shared); about 10 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp bench-calendar
+bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp bench-calendar bench-reminders
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -95,6 +95,11 @@ bench-mcp: install
 # Calendar rules: next occurrence per wake against croniter and APScheduler 3.
 bench-calendar: install
 	$(BIN)/python -m bench.calendar
+
+# tickler reminders over 100,000 PostgreSQL sessions beside a full scan of
+# the events; over JSONL and SQLite too (fewer sessions). A few minutes.
+bench-reminders: install
+	$(BIN)/python -m bench.reminders
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

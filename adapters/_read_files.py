@@ -4,7 +4,8 @@ filters in memory: these stores keep no index across sessions.
 
 * JSONL: each ``<session>.jsonl`` is read whole, without its lock, as
   ``tickler check`` reads it; a torn final line (a writer mid-append) is
-  left out.
+  left out. A file whose size and modification time did not move since
+  the last call is not read again.
 * SQLite: a read-only connection (``mode=ro``); in WAL mode a reader never
   blocks the writer. No session's lock file is touched.
 """
@@ -12,6 +13,8 @@ filters in memory: these stores keep no index across sessions.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
@@ -37,15 +40,18 @@ from tickler.shell._ports import Snapshot, StoreError, is_valid_session_id
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 
 
+Reader = Callable[[], Summary]
+
+
 def _summaries(
-    rows: list[tuple[str, Callable[[], SessionRows]]],
+    rows: list[tuple[str, Reader]],
 ) -> tuple[list[Summary], list[tuple[str, str]]]:
     """Each session's summary; a session that cannot be read is a problem."""
     found: list[Summary] = []
     problems: list[tuple[str, str]] = []
     for session_id, read in rows:
         try:
-            found.append(summarize(read()))
+            found.append(read())
         except Exception as exc:  # noqa: BLE001 - that session's problem only
             problems.append((session_id, f"{type(exc).__name__}: {exc}"))
     return found, problems
@@ -54,7 +60,7 @@ def _summaries(
 class _InMemory(ReadModel):
     """Reads every session (or one), then filters."""
 
-    def _read(self, session_id: str | None) -> list[tuple[str, Callable[[], SessionRows]]]:
+    def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
         raise NotImplementedError
 
     async def _all(self, session_id: str | None) -> list[Summary]:
@@ -93,9 +99,13 @@ class _InMemory(ReadModel):
 
 
 class JsonlReadModel(_InMemory):
+    """A session file is parsed again only when its size or modification
+    time moved since the last call (a dashboard refreshes)."""
+
     def __init__(self, directory: Path) -> None:
         super().__init__()
         self.directory = directory
+        self._cache: dict[str, tuple[tuple[int, int], Summary]] = {}
 
     async def sessions(self) -> list[str]:
         return await asyncio.to_thread(self._ids)
@@ -105,17 +115,29 @@ class JsonlReadModel(_InMemory):
             path.stem for path in self.directory.glob("*.jsonl") if is_valid_session_id(path.stem)
         )
 
-    def _read(self, session_id: str | None) -> list[tuple[str, Callable[[], SessionRows]]]:
+    def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
         ids = self._ids() if session_id is None else [session_id]
         if session_id is not None and not (self.directory / f"{session_id}.jsonl").is_file():
             return []
-        return [(i, lambda i=i: self._rows(i)) for i in ids]  # type: ignore[misc]
+        if session_id is None:
+            self._cache = {k: v for k, v in self._cache.items() if k in set(ids)}
+        return [(i, functools.partial(self._summary, i)) for i in ids]
 
-    def _rows(self, session_id: str) -> SessionRows:
-        parsed = parse_session_jsonl((self.directory / f"{session_id}.jsonl").read_bytes())
+    def _summary(self, session_id: str) -> Summary:
+        path = self.directory / f"{session_id}.jsonl"
+        with path.open("rb") as file:
+            info = os.fstat(file.fileno())
+            stamp = (info.st_size, info.st_mtime_ns)
+            cached = self._cache.get(session_id)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            data = file.read()
+        parsed = parse_session_jsonl(data)
         owned = parsed.events[parsed.header.owned_from :]
         history = [e for e in owned if e.type in HISTORY_TYPES]
-        return SessionRows(parsed.header, None, parsed.events, history)
+        summary = summarize(SessionRows(parsed.header, None, parsed.events, history))
+        self._cache[session_id] = (stamp, summary)
+        return summary
 
 
 class SqliteReadModel(_InMemory):
@@ -139,7 +161,7 @@ class SqliteReadModel(_InMemory):
 
         return await asyncio.to_thread(work)
 
-    def _read(self, session_id: str | None) -> list[tuple[str, Callable[[], SessionRows]]]:
+    def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
         where, params = ("", ()) if session_id is None else (" WHERE id = ?", (session_id,))
         with closing(self._connect()) as conn:
             conn.execute("BEGIN")  # one consistent view of every table
@@ -170,14 +192,15 @@ class SqliteReadModel(_InMemory):
                 )
             )
             conn.execute("COMMIT")
-        out: list[tuple[str, Callable[[], SessionRows]]] = []
+        out: list[tuple[str, Reader]] = []
         for sid, header in headers:
             key = str(sid)
 
-            def rows(key: str = key, header: bytes = bytes(header)) -> SessionRows:
-                return SessionRows(_HEADER.decode(header), snaps.get(key), tails[key], history[key])
+            def read(key: str = key, header: bytes = bytes(header)) -> Summary:
+                decoded = _HEADER.decode(header)
+                return summarize(SessionRows(decoded, snaps.get(key), tails[key], history[key]))
 
-            out.append((key, rows))
+            out.append((key, read))
         return out
 
 

@@ -67,6 +67,8 @@ HISTORY_LIMIT: Final = 200
 delivery is looked for among them."""
 PAGE: Final = 500
 """Sessions read per step of a walk."""
+CACHE_MOST: Final = 200_000
+"""Session summaries kept between calls (a dashboard refreshes)."""
 FAILING_MOST: Final = 10_000
 """Failing sessions read at most (the most failures first)."""
 Row = tuple[Any, ...]
@@ -77,6 +79,8 @@ class PostgresReadModel(ReadModel):
         super().__init__()
         self._conn = conn
         self.schema = schema
+        # session id -> (length, failures, summary) when last read
+        self._cache: dict[str, tuple[int, int, Summary]] = {}
 
     @classmethod
     async def connect(cls, dsn: str, schema: str) -> PostgresReadModel:
@@ -206,6 +210,9 @@ class PostgresReadModel(ReadModel):
         until ``limit`` reminders are sure to lead the sort."""
         found: list[ReminderView] = []
         after: tuple[int, str] | None = None
+        # Each session holds a reminder due at or after its wake: about
+        # ``limit`` sessions are often enough; the pages grow if not.
+        size = PAGE if limit is None else max(16, limit + limit // 4)
         while True:
             page = await self._rows(
                 "SELECT id, next_due_at FROM {s}.sessions WHERE next_due_at IS NOT NULL"
@@ -218,14 +225,15 @@ class PostgresReadModel(ReadModel):
                     None if after is None else after[0],
                     None if after is None else after[0],
                     None if after is None else after[1],
-                    PAGE,
+                    size,
                 ),
             )
             fresh = [str(r[0]) for r in page if str(r[0]) not in read]
             read.update(fresh)
             found += _reminders(await self._load(fresh))
-            if len(page) < PAGE:
+            if len(page) < size:
                 return found
+            size = min(PAGE, size * 2)
             bound = int(page[-1][1])
             after = (bound, str(page[-1][0]))
             if limit is not None:
@@ -271,61 +279,84 @@ class PostgresReadModel(ReadModel):
 
     async def _load(self, ids: list[str]) -> list[Summary]:
         """The summaries of ``ids`` (one consistent snapshot of the
-        database); a session that cannot be read goes to ``problems``."""
+        database); a session that cannot be read goes to ``problems``. A
+        session whose length and failure count have not moved since an
+        earlier call is not read again (its rows are the same)."""
         if not ids:
             return []
         try:
             async with self._conn.transaction():
                 heads = await self._conn.execute(
-                    f"SELECT id, header, failures FROM {self.schema}.sessions WHERE id = ANY(%s)",
+                    f"SELECT id, header, length, failures FROM {self.schema}.sessions"
+                    " WHERE id = ANY(%s)",
                     (ids,),
                 )
                 head_rows = await heads.fetchall()
-                snaps = await self._conn.execute(
-                    f"SELECT session_id, through, data FROM {self.schema}.snapshots"
-                    " WHERE session_id = ANY(%s)",
-                    (ids,),
-                )
-                snap_rows = await snaps.fetchall()
-                tails = await self._conn.execute(
-                    f"SELECT e.session_id, e.seq, e.type, e.time, e.data"
-                    f" FROM {self.schema}.events e"
-                    f" LEFT JOIN {self.schema}.snapshots n ON n.session_id = e.session_id"
-                    " WHERE e.session_id = ANY(%s) AND e.seq >= coalesce(n.through, 0)"
-                    " ORDER BY e.session_id, e.seq",
-                    (ids,),
-                )
-                tail_rows = await tails.fetchall()
-                hist = await self._conn.execute(
-                    "SELECT h.session_id, h.seq, h.type, h.time, h.data"
-                    " FROM unnest(%s::text[]) AS u(id) CROSS JOIN LATERAL"
-                    f" (SELECT session_id, seq, type, time, data FROM {self.schema}.events e"
-                    "   WHERE e.session_id = u.id AND e.type = ANY(%s)"
-                    "   ORDER BY e.seq DESC LIMIT %s) AS h"
-                    " ORDER BY h.session_id, h.seq",
-                    (ids, list(HISTORY_TYPES), HISTORY_LIMIT),
-                )
-                hist_rows = await hist.fetchall()
+                stale = [
+                    str(r[0])
+                    for r in head_rows
+                    if self._cache.get(str(r[0]), (None, None, None))[:2] != (r[2], r[3])
+                ]
+                rows = await self._read_rows(stale) if stale else ([], [], [])
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
+        snap_rows, tail_rows, hist_rows = rows
         snapshots = {str(r[0]): Snapshot(int(r[1]), bytes(r[2])) for r in snap_rows}
         tails_by = _grouped(tail_rows)
         history_by = _grouped(hist_rows)
+        if len(self._cache) > CACHE_MOST:
+            self._cache.clear()
         out: list[Summary] = []
-        for sid, header, failures in head_rows:
+        for sid, header, length, failures in head_rows:
             key = str(sid)
+            cached = self._cache.get(key)
+            if cached is not None and cached[:2] == (length, failures):
+                out.append(cached[2])
+                continue
             try:
-                rows = SessionRows(
-                    _HEADER.decode(bytes(header)),
-                    snapshots.get(key),
-                    tails_by.get(key, []),
-                    history_by.get(key, []),
-                    int(failures),
+                summary = summarize(
+                    SessionRows(
+                        _HEADER.decode(bytes(header)),
+                        snapshots.get(key),
+                        tails_by.get(key, []),
+                        history_by.get(key, []),
+                        int(failures),
+                    )
                 )
-                out.append(summarize(rows))
             except Exception as exc:  # noqa: BLE001 - that session's problem only
                 self.problems.append((key, f"{type(exc).__name__}: {exc}"))
+                continue
+            self._cache[key] = (length, failures, summary)
+            out.append(summary)
         return out
+
+    async def _read_rows(self, ids: list[str]) -> tuple[list[Row], list[Row], list[Row]]:
+        """Snapshots, the events after them, the latest delivery records."""
+        snaps = await self._conn.execute(
+            f"SELECT session_id, through, data FROM {self.schema}.snapshots"
+            " WHERE session_id = ANY(%s)",
+            (ids,),
+        )
+        snap_rows = await snaps.fetchall()
+        tails = await self._conn.execute(
+            f"SELECT e.session_id, e.seq, e.type, e.time, e.data"
+            f" FROM {self.schema}.events e"
+            f" LEFT JOIN {self.schema}.snapshots n ON n.session_id = e.session_id"
+            " WHERE e.session_id = ANY(%s) AND e.seq >= coalesce(n.through, 0)"
+            " ORDER BY e.session_id, e.seq",
+            (ids,),
+        )
+        tail_rows = await tails.fetchall()
+        hist = await self._conn.execute(
+            "SELECT h.session_id, h.seq, h.type, h.time, h.data"
+            " FROM unnest(%s::text[]) AS u(id) CROSS JOIN LATERAL"
+            f" (SELECT session_id, seq, type, time, data FROM {self.schema}.events e"
+            "   WHERE e.session_id = u.id AND e.type = ANY(%s)"
+            "   ORDER BY e.seq DESC LIMIT %s) AS h"
+            " ORDER BY h.session_id, h.seq",
+            (ids, list(HISTORY_TYPES), HISTORY_LIMIT),
+        )
+        return snap_rows, tail_rows, await hist.fetchall()
 
 
 def _grouped(rows: list[Row]) -> dict[str, list[SessionEvent]]:

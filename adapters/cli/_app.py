@@ -1,4 +1,4 @@
-"""The click application: ``tickler check|inspect|demo|chat|mcp``."""
+"""The click application: ``tickler check|inspect|reminders|demo|chat|mcp|ui``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from tickler.adapters._times import local_zone
-from tickler.adapters.cli._check import examine_paths, exit_code
+from tickler.adapters.cli._check import Examined, examine_database, examine_paths, exit_code
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._inspect_run import inspect_paths
+from tickler.adapters.cli._inspect_run import inspect_found, inspect_paths
 from tickler.adapters.cli._options import log_format_option, log_level_option
 from tickler.adapters.cli._output import print_json
 from tickler.core._zones import resolve_zone
@@ -22,19 +22,35 @@ def cli() -> None:
     """tickler: durable, exactly-once reminders for LLM agents."""
 
 
+_SESSION_HELP = "In an SQLite file or a PostgreSQL schema: only this session."
+_SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
+@click.option("--session", "session_id", default=None, metavar="ID", help=_SESSION_HELP)
+@click.option("--schema", default="tickler", show_default=True, help=_SCHEMA_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def check(paths: tuple[str, ...], as_json: bool) -> int:
-    """Check session files against the schedule log's invariants.
+def check(paths: tuple[str, ...], session_id: str | None, schema: str, as_json: bool) -> int:
+    """Check session logs against the schedule log's invariants.
 
-    A PATH is a session file (JSONL, or zstd frames when it ends in .zstd)
-    or a directory: a tickler store, or a harness root walked for
-    <project>/<session>/session.jsonl[.zstd]. Every file is reported on its
-    own. Exit 1 when any log is corrupt (file, line and reason are printed),
-    else 2 when an input cannot be read, else 0.
+    A PATH is a session file (JSONL, or zstd frames when it ends in .zstd),
+    a directory (a tickler store, or a harness root walked for
+    <project>/<session>/session.jsonl[.zstd]), an SQLite store file or a
+    PostgreSQL DSN (postgresql://...; every session of --schema, or
+    --session ID), read without locking anything. Every session is reported
+    on its own. Exit 1 when any log is corrupt (file, line or event, and
+    reason are printed) or PostgreSQL cannot be reached, else 2 when an
+    input cannot be read, else 0.
     """
-    verdicts = [found.verdict for found in examine_paths(paths)]
+    found = []
+    for path in paths:
+        try:
+            database = _database_sessions(path, schema, session_id)
+        except _Unreachable as exc:
+            return _unreachable(exc)
+        found += examine_paths([path]) if database is None else database
+    verdicts = [item.verdict for item in found]
     if as_json:
         print_json({"files": [v.as_json() for v in verdicts]})
     else:
@@ -44,8 +60,37 @@ def check(paths: tuple[str, ...], as_json: bool) -> int:
     return exit_code(verdicts)
 
 
+class _Unreachable(Exception):
+    """A database that cannot be reached: one line, exit 1 (as every
+    command that uses the database)."""
+
+
+def _unreachable(exc: _Unreachable) -> int:
+    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    return 1
+
+
+def _database_sessions(path: str, schema: str, session_id: str | None) -> list[Examined] | None:
+    """The verdicts on an SQLite store file's or a PostgreSQL schema's
+    sessions; None when ``path`` is neither."""
+    from tickler.adapters.cli._db_sessions import is_database, unreachable_type
+
+    if not is_database(path):
+        return None
+    try:
+        return examine_database(path, schema, session_id)
+    except ValueError as exc:  # a DSN that does not parse, a bad schema name
+        raise CliError(str(exc)) from None
+    except Exception as exc:
+        if isinstance(exc, unreachable_type(path)):
+            raise _Unreachable(str(exc)) from None
+        raise
+
+
 @cli.command()
 @click.argument("path")
+@click.option("--session", "session_id", default=None, metavar="ID", help=_SESSION_HELP)
+@click.option("--schema", default="tickler", show_default=True, help=_SCHEMA_HELP)
 @click.option(
     "--tz",
     "tz_name",
@@ -55,17 +100,107 @@ def check(paths: tuple[str, ...], as_json: bool) -> int:
     "TZ, else /etc/localtime, else UTC).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def inspect(path: str, tz_name: str | None, as_json: bool) -> int:
+def inspect(
+    path: str, session_id: str | None, schema: str, tz_name: str | None, as_json: bool
+) -> int:
     """Show a session's active reminders, next wake and delivery history.
 
-    PATH is a session file or a directory (a tickler store or a harness
-    root): then every session in it is shown. Exit codes as for check.
+    PATH is a session file, a directory (a tickler store or a harness
+    root), an SQLite store file or a PostgreSQL DSN (postgresql://...):
+    every session in it is shown, or the one --session names. Nothing is
+    locked. Exit codes as for check.
     """
     zone = local_zone() if tz_name is None else resolve_zone(tz_name)
     if zone is None:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
     now_ms = time.time_ns() // 1_000_000
+    try:
+        database = _database_sessions(path, schema, session_id)
+    except _Unreachable as exc:
+        return _unreachable(exc)
+    if database is not None:
+        return inspect_found(database, now_ms, zone, as_json=as_json, single=session_id is not None)
     return inspect_paths(path, now_ms, zone, as_json=as_json)
+
+
+@cli.command()
+@click.argument("source")
+@click.option(
+    "--due-within",
+    default=None,
+    metavar="DURATION",
+    help="Only reminders due within DURATION from now (30m, 1h, 2d), overdue ones included.",
+)
+@click.option("--failing", is_flag=True, help="Only reminders whose delivery keeps failing.")
+@click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
+@click.option(
+    "--sort",
+    type=click.Choice(["due", "session", "failures"]),
+    default="due",
+    show_default=True,
+    help="Soonest first; by session; or the most failures first.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Show at most this many (0: all; with a large store, all reads every session).",
+)
+@click.option("--schema", default="tickler", show_default=True, help="PostgreSQL schema.")
+@click.option(
+    "--tz",
+    "tz_name",
+    default=None,
+    metavar="ZONE",
+    help="Zone to show times in when a reminder has none of its own (default: this machine's).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def reminders(
+    *,
+    source: str,
+    due_within: str | None,
+    failing: bool,
+    session_id: str | None,
+    sort: str,
+    limit: int,
+    schema: str,
+    tz_name: str | None,
+    as_json: bool,
+) -> int:
+    """List the reminders of every session in a store: what is due, what
+    keeps failing, how late deliveries were.
+
+    SOURCE is a JSONL store directory, an SQLite store file or a PostgreSQL
+    DSN (postgresql://...). It only reads: no session is locked or leased.
+    Exit 0; 1 when a session cannot be read (listed on stderr) or
+    PostgreSQL cannot be reached; 2 for usage errors.
+    """
+    from tickler.adapters.cli._reminders import Query, parse_duration_ms, read_reminders, report
+    from tickler.shell._ports import StoreError
+
+    zone = local_zone() if tz_name is None else resolve_zone(tz_name)
+    if zone is None:
+        raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
+    try:
+        within = None if due_within is None else parse_duration_ms(due_within)
+        query = Query(
+            source,
+            schema,
+            time.time_ns() // 1_000_000,
+            within,
+            failing,
+            session_id,
+            sort,
+            limit or None,
+        )
+        views, problems = read_reminders(query)
+    except ValueError as exc:  # a bad duration, source, DSN or schema name
+        raise CliError(str(exc)) from None
+    except StoreError as exc:  # the database or file cannot be used
+        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+        return 1
+    return report(views, problems, zone, as_json=as_json, now_ms=query.now_ms)
 
 
 @cli.command()

@@ -270,3 +270,49 @@ def _fault(
         else:
             return None
     return (None if failure.index is None else parsed.lines[failure.index]), failure.reason
+
+
+def examine_parsed(path: str, parsed: ParsedSession, session: str) -> Examined:
+    """The verdict on a stored session's events (a database row set):
+    the same invariants as a file's; a fault names the event's seq."""
+    result = check_log(parsed.events, parsed.header.owned_from)
+    if (problem := _fault(result, parsed)) is not None:
+        seq, reason = problem
+        reason = reason if seq is None else f"event {seq}: {reason}"
+        return Examined(FileVerdict(path, CORRUPT, reason=reason, session=session))
+    verdict = FileVerdict(
+        path,
+        VALID,
+        events=len(parsed.events),
+        active=len(result.unwrap().entries),
+        session=session,
+    )
+    return Examined(verdict, parsed)
+
+
+def examine_database(source: str, schema: str, session_id: str | None) -> list[Examined]:
+    """Every session of an SQLite store file or a PostgreSQL schema (or
+    ``session_id``), read-only. Raises DatabaseUnreachable; a store that
+    cannot be read otherwise is one unreadable verdict."""
+    from tickler.adapters.cli._db_sessions import describe, read_sessions, unreachable_type
+    from tickler.shell._ports import StoreError
+
+    label = describe(source, schema)
+    found: list[Examined] = []
+    try:
+        for stored in read_sessions(source, schema, session_id):
+            if stored.parsed is None:
+                why = stored.problem
+                found.append(
+                    Examined(FileVerdict(label, CORRUPT, reason=why, session=stored.session_id))
+                )
+            else:
+                found.append(examine_parsed(label, stored.parsed, stored.session_id))
+    except StoreError as exc:
+        if isinstance(exc, unreachable_type(source)):
+            raise
+        return [*found, Examined(FileVerdict(label, UNREADABLE, reason=str(exc)))]
+    if not found:
+        what = "no sessions" if session_id is None else f"no session {session_id!r}"
+        return [Examined(FileVerdict(label, UNREADABLE, reason=what))]
+    return found

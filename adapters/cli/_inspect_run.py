@@ -34,9 +34,16 @@ def _report(found: Examined, now_ms: int, zone: ZoneInfo) -> tuple[FileVerdict, 
 
 
 def inspect_paths(path: str, now_ms: int, zone: ZoneInfo, *, as_json: bool) -> int:
-    results = [_report(found, now_ms, zone) for found in examine_paths([path])]
+    found = examine_paths([path])
+    return inspect_found(found, now_ms, zone, as_json=as_json, single=not Path(path).is_dir())
+
+
+def inspect_found(
+    found: list[Examined], now_ms: int, zone: ZoneInfo, *, as_json: bool, single: bool
+) -> int:
+    """Report each examined session (one alone when ``single``)."""
+    results = [_report(item, now_ms, zone) for item in found]
     verdicts = [verdict for verdict, _ in results]
-    single = not Path(path).is_dir()
     if as_json:
         if single:
             reports = [report for _, report in results if report is not None]

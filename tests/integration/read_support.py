@@ -7,6 +7,7 @@ index or a failure index (PostgreSQL) is told what the runtime tells it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from returns.pipeline import is_successful
 
@@ -23,7 +24,7 @@ from tickler.core import (
 )
 from tickler.shell._host import FollowUp
 from tickler.shell._loading import Loaded, next_wake
-from tickler.shell._ports import FailureIndex, NewEvent, SessionLog, WakeIndex
+from tickler.shell._ports import FailureIndex, NewEvent, SessionLog, SessionStore, WakeIndex
 from tickler.shell._records import (
     DELIVERED,
     FOLLOWUP,
@@ -33,6 +34,8 @@ from tickler.shell._records import (
     encode_followup_failed,
     followup_for,
 )
+
+from .conftest import make_store
 
 
 @dataclass
@@ -73,8 +76,9 @@ class Scribe:
         return message
 
     async def fail(self, now: int, error: str = "RuntimeError: target down") -> None:
-        """A failed hand-over of the outbox head: recorded at the 1st, 2nd,
-        4th, 8th... failure, counted in full by a failure index."""
+        """A failed hand-over of the outbox head, while the runtime runs:
+        recorded at the 1st, 2nd, 4th, 8th... failure, counted in full by a
+        failure index."""
         key = next(iter(self.outbox))
         self.failed += 1
         if self.failed & (self.failed - 1) == 0:
@@ -94,3 +98,56 @@ class Scribe:
             self.log.set_handover_failures(0)
         self._wake(now)
         await self.log.flush()
+
+
+T0 = 4_000_000_000_000  # in 2096: every reminder stays in the future of any run
+MIN = 60_000
+HOUR = 60 * MIN
+
+
+@dataclass
+class Written:
+    source: str
+    schema: str
+    kind: str
+    ids: dict[str, str]  # prompt -> reminder id
+
+
+def open_store(kind: str, source: str, schema: str) -> SessionStore:
+    if kind == "postgres":
+        from tickler.adapters.stores import PostgresStore
+
+        return PostgresStore(source, schema=schema)
+    return make_store(kind, Path(source).parent)
+
+
+async def write_sessions(kind: str, source: str, schema: str) -> Written:
+    """alpha: an after in an hour, an every of 5 min delivered once 5 s
+    late; beta: a one-shot due, its hand-over failed 3 times; gamma: a
+    reminder created and deleted."""
+    store = open_store(kind, source, schema)
+    ids: dict[str, str] = {}
+    try:
+        alpha = Scribe(await store.open("alpha", created_at=T0))
+        await alpha.tool("schedule_create", {"prompt": "call mum", "after_seconds": 3600}, T0)
+        await alpha.tool("schedule_create", {"prompt": "stretch", "every_seconds": 300}, T0)
+        await alpha.dispatch(T0 + 5 * MIN + 2000)
+        await alpha.deliver(T0 + 5 * MIN + 5000)
+        beta = Scribe(await store.open("beta", created_at=T0))
+        await beta.tool("schedule_create", {"prompt": "pay rent", "after_seconds": 60}, T0)
+        await beta.dispatch(T0 + MIN)
+        for n in range(3):
+            await beta.fail(T0 + MIN + 1000 * (n + 1))
+        gamma = Scribe(await store.open("gamma", created_at=T0))
+        await gamma.tool("schedule_create", {"prompt": "gone", "after_seconds": 60}, T0)
+        gone = gamma.state.active[0].id
+        await gamma.tool("schedule_delete", {"id": gone}, T0 + 1)
+        for scribe in (alpha, beta):
+            for record in scribe.state.active:
+                ids[record.prompt] = record.id
+        ids["pay rent"] = next(iter(beta.outbox.values())).occurrences[0].id
+        for scribe in (alpha, beta, gamma):
+            await scribe.log.close()
+    finally:
+        await store.close()
+    return Written(source, schema, kind, ids)

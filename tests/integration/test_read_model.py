@@ -6,31 +6,18 @@ session (its lease, its lock) and takes nothing."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tickler.adapters import DeliveryView, ReminderView, SourceError, open_read_model
-from tickler.shell._ports import SessionStore
+from tickler.core import format_instant
 
-from .conftest import make_store, store_path
+from .conftest import store_path
 from .pgsupport import PgSchema, pg_schema
-from .read_support import Scribe
+from .read_support import HOUR, MIN, T0, Scribe, Written, open_store, write_sessions
 
 __all__ = ["pg_schema"]  # the fixture, imported for pytest
-
-T0 = 1_800_000_000_000
-MIN = 60_000
-HOUR = 60 * MIN
-
-
-@dataclass
-class Written:
-    source: str
-    schema: str
-    kind: str
-    ids: dict[str, str]  # prompt -> reminder id
 
 
 @pytest.fixture(params=["jsonl", "sqlite", "postgres"])
@@ -45,46 +32,6 @@ def backend(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> tuple[
         pg: PgSchema = request.getfixturevalue("pg_schema")
         return pg.dsn, pg.schema
     return str(store_path(kind, tmp_path)), "tickler"
-
-
-def open_store(kind: str, source: str, schema: str) -> SessionStore:
-    if kind == "postgres":
-        from tickler.adapters.stores import PostgresStore
-
-        return PostgresStore(source, schema=schema)
-    return make_store(kind, Path(source).parent)
-
-
-async def write_sessions(kind: str, source: str, schema: str) -> Written:
-    """alpha: an after in an hour, an every of 5 min delivered once 5 s
-    late; beta: a one-shot due, its hand-over failed 3 times; gamma: a
-    reminder created and deleted."""
-    store = open_store(kind, source, schema)
-    ids: dict[str, str] = {}
-    try:
-        alpha = Scribe(await store.open("alpha", created_at=T0))
-        await alpha.tool("schedule_create", {"prompt": "call mum", "after_seconds": 3600}, T0)
-        await alpha.tool("schedule_create", {"prompt": "stretch", "every_seconds": 300}, T0)
-        await alpha.dispatch(T0 + 5 * MIN + 2000)
-        await alpha.deliver(T0 + 5 * MIN + 5000)
-        beta = Scribe(await store.open("beta", created_at=T0))
-        await beta.tool("schedule_create", {"prompt": "pay rent", "after_seconds": 60}, T0)
-        await beta.dispatch(T0 + MIN)
-        for n in range(3):
-            await beta.fail(T0 + MIN + 1000 * (n + 1))
-        gamma = Scribe(await store.open("gamma", created_at=T0))
-        await gamma.tool("schedule_create", {"prompt": "gone", "after_seconds": 60}, T0)
-        gone = gamma.state.active[0].id
-        await gamma.tool("schedule_delete", {"id": gone}, T0 + 1)
-        for scribe in (alpha, beta):
-            for record in scribe.state.active:
-                ids[record.prompt] = record.id
-        ids["pay rent"] = next(iter(beta.outbox.values())).occurrences[0].id
-        for scribe in (alpha, beta, gamma):
-            await scribe.log.close()
-    finally:
-        await store.close()
-    return Written(source, schema, kind, ids)
 
 
 @pytest.fixture
@@ -171,7 +118,7 @@ async def test_deliveries_pending_first_then_the_latest(written: Written) -> Non
     assert rows == [
         DeliveryView(
             session_id="beta",
-            occurrence_key=f"{written.ids['pay rent']}@2027-01-15T08:01:00.000Z",
+            occurrence_key=f"{written.ids['pay rent']}@{format_instant(T0 + MIN)}",
             reminder_ids=(written.ids["pay rent"],),
             due_ms=T0 + MIN,
             delivered_ms=None,
@@ -181,7 +128,7 @@ async def test_deliveries_pending_first_then_the_latest(written: Written) -> Non
         ),
         DeliveryView(
             session_id="alpha",
-            occurrence_key=f"{written.ids['stretch']}@2027-01-15T08:05:00.000Z",
+            occurrence_key=f"{written.ids['stretch']}@{format_instant(T0 + 5 * MIN)}",
             reminder_ids=(written.ids["stretch"],),
             due_ms=T0 + 5 * MIN,
             delivered_ms=T0 + 5 * MIN + 5000,
@@ -261,3 +208,58 @@ def test_version_2_adds_the_read_models_indexes(pg_schema: PgSchema) -> None:
     assert migrate(pg_schema.dsn, pg_schema.schema) == (1, SCHEMA_VERSION)
     assert {"sessions_due_id", "sessions_failing", "events_delivered"} <= indexes()
     assert asyncio.run(read()) == []
+
+
+async def test_postgres_walks_the_wake_index_to_the_same_answer(pg_schema: PgSchema) -> None:
+    """Many sessions, small limits (several pages of the walk), and a
+    failing session whose wake a worker put off past its soonest reminder:
+    every cut equals the same cut of the whole list."""
+    store = pg_schema.store()
+    try:
+        for n in range(60):
+            scribe = Scribe(await store.open(f"s{n:02d}", created_at=T0))
+            for after in (60 + (n * 37) % 600, 3600 + n):
+                args = {"prompt": f"p{n}-{after}", "after_seconds": after}
+                await scribe.tool("schedule_create", args, T0)
+            await scribe.log.close()
+    finally:
+        await store.close()
+    # What a worker's defer does: one more failure, the wake put off.
+    pg_schema.query(
+        "UPDATE {s}.sessions SET failures = 1, next_due_at = %s WHERE id = 's07'", (T0 + 99 * HOUR,)
+    )
+    async with open_read_model(pg_schema.dsn, schema=pg_schema.schema) as model:
+        whole = []
+        for sort in ("due", "session", "failures"):
+            whole = await model.reminders(now_ms=T0, sort=sort)
+            assert len(whole) == 120
+            for limit in (1, 3, 17, 40, 119):
+                cut = await model.reminders(now_ms=T0, sort=sort, limit=limit)
+                assert cut == whole[:limit], (sort, limit)
+            soon = await model.reminders(now_ms=T0, due_within_ms=5 * MIN, sort=sort)
+            assert soon == [
+                v for v in whole if v.next_due_ms is not None and v.next_due_ms <= T0 + 5 * MIN
+            ]
+    s07 = [v for v in whole if v.session_id == "s07"]
+    assert len(s07) == 2
+    assert all(v.next_due_ms is not None and v.next_due_ms < T0 + 2 * HOUR for v in s07)
+
+
+async def test_a_session_is_read_again_once_it_changed(kind: str, backend: tuple[str, str]) -> None:
+    """One read model kept open (a dashboard): a session written meanwhile
+    shows its change (PostgreSQL and JSONL keep unchanged ones)."""
+    source, schema = backend
+    store = open_store(kind, source, schema)
+    try:
+        scribe = Scribe(await store.open("s1", created_at=T0))
+        await scribe.tool("schedule_create", {"prompt": "one", "after_seconds": 60}, T0)
+        async with open_read_model(source, schema=schema) as model:
+            first = await model.reminders(now_ms=T0)
+            await scribe.tool("schedule_create", {"prompt": "two", "after_seconds": 120}, T0 + 1)
+            second = await model.reminders(now_ms=T0)
+            third = await model.reminders(now_ms=T0)
+        await scribe.log.close()
+    finally:
+        await store.close()
+    assert [v.prompt for v in first] == ["one"]
+    assert [v.prompt for v in second] == [v.prompt for v in third] == ["one", "two"]
