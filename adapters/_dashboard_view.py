@@ -27,8 +27,8 @@ WEEK_MS: Final = 7 * DAY_MS
 # A reminder this far past its due time has not fired: no process runs its
 # session (or it is failing); the page lists it as stuck.
 STUCK_AFTER_MS: Final = 5 * 60_000
-# Rows per table, and reminders read per page: the page stays small and
-# quick with 100,000 sessions.
+# Rows per table, and reminders asked for per page: the page stays small
+# however many sessions a store holds.
 ROWS: Final = 200
 SCAN: Final = 10_000
 
