@@ -3,11 +3,11 @@ PY ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 # A strict editable install needs a re-install when a module is added.
-SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) $(wildcard *.py) pyproject.toml
+SRC := $(shell find core shell adapters -name '*.py' -o -name '*.html' 2>/dev/null) $(wildcard *.py) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar bench-reminders clean
+.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar bench-reminders clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -37,8 +37,19 @@ DEMO_ARGS ?=
 demo: install
 	$(BIN)/tickler demo $(DEMO_ARGS)
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest -q
+
+# The dashboard's browser test drives the system's Chromium (Debian's
+# chromium package), never a browser build downloaded by Playwright.
+CHROMIUM ?= /usr/bin/chromium
+APT_GET ?= apt-get
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+browser:
+	@test -x $(CHROMIUM) || { \
+	  echo "make: installing the system's Chromium for the dashboard's browser test" \
+	    "($(strip $(SUDO) $(APT_GET) install -y chromium))"; \
+	  $(SUDO) $(APT_GET) update -qq && $(SUDO) $(APT_GET) install -y -qq chromium >/dev/null; }
 
 # Property tests with random draws and more examples (make test draws the
 # same examples every run); failures are kept in .hypothesis/ and replayed.

@@ -89,7 +89,7 @@ def zone_text(instant_ms: int, zone: ZoneInfo) -> str:
     return "-" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-def _adds_nothing(instant_ms: int, zone: ZoneInfo) -> bool:
+def reads_as_utc(instant_ms: int, zone: ZoneInfo) -> bool:
     """Whether ``zone`` reads as plain UTC at that instant (``UTC``,
     ``Etc/UTC``...), or not at all: shown beside the UTC text it would say
     nothing."""
@@ -107,7 +107,7 @@ def when_text(instant_ms: int, viewer: ZoneInfo, own: ZoneInfo | None = None) ->
     shown: list[str] = []
     seen: set[str] = set()
     for zone in (own, viewer):
-        if zone is None or zone.key in seen or _adds_nothing(instant_ms, zone):
+        if zone is None or zone.key in seen or reads_as_utc(instant_ms, zone):
             continue
         seen.add(zone.key)
         shown.append(f"{zone_text(instant_ms, zone)}, {zone.key}")

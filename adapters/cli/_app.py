@@ -1,4 +1,4 @@
-"""The click application: ``tickler check|inspect|reminders|demo|chat|mcp``."""
+"""The click application: ``tickler check|inspect|reminders|demo|chat|mcp|ui``."""
 
 from __future__ import annotations
 
@@ -330,4 +330,11 @@ def _add_postgres_commands() -> None:
     cli.add_command(worker)
 
 
+def _add_ui_command() -> None:
+    from tickler.adapters.cli._ui import ui
+
+    cli.add_command(ui)
+
+
 _add_postgres_commands()
+_add_ui_command()

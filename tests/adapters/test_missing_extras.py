@@ -35,6 +35,16 @@ import pytest
             "psycopg",
             "tickler's PostgreSQL adapter needs the extra: pip install 'tickler-agents[postgres]'",
         ),
+        (
+            "tickler.adapters._dashboard_app",
+            "starlette",
+            "tickler's dashboard adapter needs the extra: pip install 'tickler-agents[ui]'",
+        ),
+        (
+            "tickler.adapters._dashboard_app",
+            "jinja2",
+            "tickler's dashboard adapter needs the extra: pip install 'tickler-agents[ui]'",
+        ),
     ],
 )
 def test_an_adapter_without_its_extra_names_the_extra(

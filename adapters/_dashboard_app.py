@@ -1,0 +1,122 @@
+"""The dashboard as an ASGI app (Starlette): one read-only page, rendered
+on the server from a template shipped in the package, that reloads itself.
+
+Needs the ``ui`` extra (Starlette, Jinja2; uvicorn serves it). Only GET
+(and HEAD) are answered; any other method is 405. With a token, every
+request must carry it (``Authorization: Bearer TOKEN`` or ``?token=TOKEN``,
+which the page's own refresh keeps), else 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from typing import Final
+from zoneinfo import ZoneInfo
+
+from tickler.adapters._dashboard_view import gather
+from tickler.adapters._extras import missing_extra
+from tickler.adapters._read_model import ReadModel
+from tickler.adapters._times import local_zone
+from tickler.shell._clock import SystemClock
+from tickler.shell._ports import StoreError
+
+try:
+    import jinja2
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, PlainTextResponse, Response
+    from starlette.routing import Route
+    from starlette.types import ASGIApp, Receive, Scope, Send
+except ImportError as exc:
+    raise missing_extra("dashboard", "ui") from exc
+
+TEMPLATES: Final = "tickler.adapters._dashboard_templates"
+_SYSTEM: Final = SystemClock()
+# The page runs no script and loads nothing: inline styles only, no frames,
+# and the URL (which may hold the token) is never sent on as a referrer.
+HEADERS: Final = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def templates() -> jinja2.Environment:
+    """The page's templates, read from the installed package; every value
+    is escaped unless a template says otherwise (none does)."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader(TEMPLATES, "."),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+class _TokenGate:
+    """401 for every request that does not carry ``token``."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._token = token.encode()
+
+    def _carried(self, scope: Scope) -> bool:
+        request = Request(scope)
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer":
+            given = request.query_params.get("token", "")
+        return hmac.compare_digest(given.strip().encode(), self._token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._carried(scope):
+            response = PlainTextResponse(
+                "401: this dashboard needs its token (?token=... or Authorization: Bearer ...)\n",
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="tickler"', **HEADERS},
+            )
+            await response(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+
+def create_app(
+    model: ReadModel,
+    *,
+    token: str | None = None,
+    now: Callable[[], int] = _SYSTEM.now_ms,
+    zone: ZoneInfo | None = None,
+    title: str = "dashboard",
+    refresh_seconds: int = 10,
+) -> ASGIApp:
+    """The dashboard over ``model`` (a store's read model); ``now`` gives
+    epoch milliseconds. Times are shown in UTC and in each reminder's own
+    zone, else in ``zone`` (default: this machine's). ``title`` names the
+    store on the page (never a password). With ``token`` every request must
+    carry it."""
+    viewer = local_zone() if zone is None else zone
+    if token is not None and not token.strip():
+        raise ValueError("the dashboard token is empty")
+    page = templates().get_template("dashboard.html")
+
+    async def dashboard(request: Request) -> Response:
+        try:
+            view = await gather(model, now(), viewer)
+        except StoreError as exc:  # the database went away: say so, and retry on reload
+            return PlainTextResponse(
+                f"503: cannot read the store: {exc}\n",
+                status_code=503,
+                headers={"Retry-After": str(refresh_seconds), **HEADERS},
+            )
+        html = page.render(page=view, title=title, refresh=refresh_seconds)
+        return HTMLResponse(html, headers=HEADERS)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse("404: the dashboard is at /\n", status_code=404, headers=HEADERS)
+
+    app: ASGIApp = Starlette(
+        routes=[Route("/", dashboard, methods=["GET"])],
+        exception_handlers={404: not_found},
+    )
+    return app if token is None else _TokenGate(app, token.strip())

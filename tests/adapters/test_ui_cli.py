@@ -1,0 +1,112 @@
+"""``tickler ui``'s refusals, each one line on stderr with exit 2 and
+nothing served: not exactly one store, no token for an address other than
+loopback, an empty token, and the ``ui`` extra missing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tickler.adapters.cli import cli
+from tickler.adapters.cli._errors import run
+from tickler.adapters.cli._ui import is_loopback, store_title
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert run(cli, ["ui", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    return lines[0]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.org"])
+def test_an_address_other_than_loopback_needs_a_token(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    host: str,
+) -> None:
+    monkeypatch.delenv("TICKLER_UI_TOKEN", raising=False)
+    line = _refused(capsys, "--store", str(tmp_path), "--host", host)
+    assert line == (
+        f"tickler: error: listening on {host} (not loopback) needs a token: "
+        "--token TOKEN or TICKLER_UI_TOKEN"
+    )
+
+
+def test_an_empty_token_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TICKLER_UI_TOKEN", " ")
+    line = _refused(capsys, "--store", str(tmp_path), "--host", "0.0.0.0")
+    assert line == "tickler: error: the token is empty (--token or TICKLER_UI_TOKEN)"
+
+
+@pytest.mark.parametrize("args", [[], ["--store", "a", "--dsn", "postgresql://127.0.0.1/test"]])
+def test_exactly_one_store(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    line = _refused(capsys, *args)
+    assert line == "tickler: error: give exactly one of --store PATH and --dsn DSN"
+
+
+def test_each_option_takes_its_kind_of_store(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(capsys, "--dsn", "./sessions")
+    assert line == (
+        "tickler: error: --dsn './sessions' is no PostgreSQL DSN "
+        "(postgresql://... or key=value words)"
+    )
+    line = _refused(capsys, "--store", "postgresql://127.0.0.1/test")
+    assert line == "tickler: error: --store takes a path; give a PostgreSQL DSN as --dsn"
+
+
+@pytest.mark.parametrize("blocked", ["starlette", "uvicorn", "jinja2"])
+def test_without_the_extra_it_names_the_extra(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    blocked: str,
+) -> None:
+    for name in [blocked, *(m for m in sys.modules if m.startswith(f"{blocked}."))]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for module in ("tickler.adapters._dashboard_app", "tickler.adapters._dashboard_serve"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    line = _refused(capsys, "--store", str(tmp_path))
+    assert line == (
+        "tickler: error: tickler's dashboard adapter needs the extra: "
+        "pip install 'tickler-agents[ui]'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("LOCALHOST", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.1", False),
+        ("localhost.example.org", False),
+    ],
+)
+def test_loopback_addresses(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("dsn", "title"),
+    [
+        ("postgresql://ops:hunter2@db.internal:6432/prod", "PostgreSQL db.internal:6432/prod"),
+        ("postgres://db/prod", "PostgreSQL db/prod"),
+        ("host=db port=5433 dbname=test user=ops password=hunter2", "PostgreSQL db:5433/test"),
+    ],
+)
+def test_the_page_names_a_database_without_its_credentials(dsn: str, title: str) -> None:
+    assert store_title(None, dsn) == title
+    assert "hunter2" not in store_title(None, dsn)
