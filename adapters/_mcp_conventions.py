@@ -41,7 +41,7 @@ from returns.result import Failure
 
 from tickler.core import parse_tool_call, render
 from tickler.core._catalog import JsonSchema
-from tickler.core._commands import CREATE, DELETE, LIST
+from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
 from tickler.core._errors import ERROR_CODES, error
 
 __all__ = [
@@ -94,6 +94,9 @@ TOOL_HINTS: Final[dict[str, ToolHints]] = {
     LIST: ToolHints("List reminders", read_only=True),
     # Deleting an id twice leaves the same schedule as deleting it once.
     DELETE: ToolHints("Delete reminder", read_only=False, destructive=True, idempotent=True),
+    # The same change again leaves the reminder as it was after the first
+    # (a snooze is relative to now, so not quite: not idempotent).
+    UPDATE: ToolHints("Change reminder", read_only=False, destructive=False, idempotent=False),
 }
 
 

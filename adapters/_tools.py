@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from tickler.core import tool_catalog
+from tickler.core import DEFAULT_PROFILE, Profile, tool_catalog
 from tickler.core._catalog import JsonSchema
 
 __all__ = [
@@ -52,9 +52,18 @@ class ScheduleTool:
     """``await handler(args)`` is the exact text the model sees."""
 
 
+@runtime_checkable
+class _Profiled(Protocol):
+    @property
+    def profile(self) -> Profile: ...
+
+
 def schedule_tools(tools: ToolCaller) -> tuple[ScheduleTool, ...]:
-    """The three schedule tools answering through ``tools``, in catalog order."""
-    return tuple(_entry(tools, spec) for spec in tool_catalog())
+    """The schedule tools answering through ``tools``, in catalog order: the
+    catalog of the profile ``tools`` answers in (a session's, a runtime's),
+    else of the default profile."""
+    profile = tools.profile if isinstance(tools, _Profiled) else DEFAULT_PROFILE
+    return tuple(_entry(tools, spec) for spec in tool_catalog(profile=profile))
 
 
 def _entry(tools: ToolCaller, spec: dict[str, Any]) -> ScheduleTool:

@@ -24,12 +24,14 @@ from tickler.core._commands import (
     Command,
     CreateAfter,
     CreateAt,
+    CreateCalendar,
     CreateEvery,
     CreateSchedule,
     DeleteSchedule,
     DeliverDue,
     ListSchedules,
     ToolCommand,
+    UpdateSchedule,
     parse_tool_call,
 )
 from tickler.core._decide import decide, next_target
@@ -49,12 +51,15 @@ from tickler.core._model import (
     SCHEDULE_CHANGE_VERSION,
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
 )
 from tickler.core._outcomes import (
     Created,
@@ -66,8 +71,10 @@ from tickler.core._outcomes import (
     Outcome,
     ScheduleView,
     ToolOutcome,
+    Updated,
     Wait,
 )
+from tickler.core._profile import DEFAULT_PROFILE, PROFILES, Profile
 from tickler.core._render import render
 from tickler.core._rules import Breach
 from tickler.core._session import (
@@ -82,11 +89,13 @@ from tickler.core._tools import handle
 from tickler.core._zones import TZDATA_VERSION
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "EMPTY_STATE",
     "ERROR_CODES",
     "MAX_INSTANT_MS",
     "MIN_EVERY_INTERVAL_SECONDS",
     "MIN_INSTANT_MS",
+    "PROFILES",
     "SCHEDULE_CHANGE",
     "SCHEDULE_CHANGE_VERSION",
     "TZDATA_VERSION",
@@ -95,12 +104,15 @@ __all__ = [
     "Breach",
     "CalendarMsg",
     "CalendarRule",
+    "CalendarSchedule",
     "CatchUp",
     "Command",
     "CorruptScheduleLog",
     "CreateAfter",
     "CreateAt",
+    "CreateCalendar",
     "CreateChange",
+    "CreateChangeV2",
     "CreateEvery",
     "CreateSchedule",
     "Created",
@@ -120,6 +132,7 @@ __all__ = [
     "Operation",
     "Outcome",
     "ParsedSession",
+    "Profile",
     "ScheduleChange",
     "ScheduleError",
     "ScheduleRecord",
@@ -130,6 +143,9 @@ __all__ = [
     "State",
     "ToolCommand",
     "ToolOutcome",
+    "UpdateChange",
+    "UpdateSchedule",
+    "Updated",
     "Wait",
     "catch_up",
     "change_json",

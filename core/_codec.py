@@ -21,20 +21,38 @@ from tickler.core._jstext import js_string
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
     create,
     delete,
     dispatch,
 )
-from tickler.core._rules import Breach, Reason, fields_rule, id_breach, instant_rule, log_reason
+from tickler.core._rules import (
+    Breach,
+    Reason,
+    args_digest_breach,
+    calendar_record_rule,
+    fields_rule,
+    id_breach,
+    instant_rule,
+    log_reason,
+    paused_rule,
+    prompt_breach,
+    request_id_breach,
+)
 from tickler.core._wire import fast_decode
 
 _CREATE_KEYS: Final = frozenset({"version", "operation", "schedule"})
+_CALENDAR_KEYS: Final = frozenset(
+    {"id", "kind", "prompt", "cron", "timeZone", "dstGap", "dstOverlap", "scheduledAt"}
+)
 _ID_KEYS: Final = frozenset({"version", "operation", "id"})
 _DISPATCH_AT_KEYS: Final = frozenset({"version", "operation", "id", "acceptedAt"})
 # Per kind: its exact key set, the reason a wrong one gets, its interval key.
@@ -71,11 +89,17 @@ def _load_json(raw: bytes | str) -> object:
         raise CorruptScheduleLog(Reason.NOT_JSON) from exc
 
 
-def decode_change_value(value: object) -> ScheduleChange:
+def decode_change_value(value: object) -> ScheduleChange:  # noqa: C901 - one branch per shape
     """Decode an already-parsed JSON value, in the reference's check order."""
     if not isinstance(value, Mapping):
         raise CorruptScheduleLog(Reason.PAYLOAD)
     version = value.get("version")
+    if _is_v2_create(value):
+        return _decode_v2_create(value)
+    if _is_v2(value) and value.get("operation") == "update":
+        return _decode_update(value)
+    # Version 2 holds only what version 1 cannot say; any other payload must
+    # be version 1 (the reference's own reason for every other version).
     if isinstance(version, bool) or version != 1:
         raise CorruptScheduleLog(Reason.VERSION)
     keys = value.keys()
@@ -97,6 +121,93 @@ def decode_change_value(value: object) -> ScheduleChange:
             raise CorruptScheduleLog(Reason.DISPATCH_KEYS)
         case _:
             raise CorruptScheduleLog(Reason.OPERATION)
+
+
+def _is_v2(value: Mapping[str, object]) -> bool:
+    version = value.get("version")
+    return type(version) is int and version == 2
+
+
+_UPDATE_REQUIRED: Final = frozenset({"version", "operation", "id"})
+_UPDATE_OPTIONAL: Final = frozenset({"prompt", "paused", "scheduledAt"})
+
+
+def _decode_update(value: Mapping[str, object]) -> UpdateChange:
+    """Keys, then id, prompt, paused and scheduledAt by the rulebook."""
+    keys = value.keys()
+    if (
+        not keys >= _UPDATE_REQUIRED
+        or not keys - _UPDATE_REQUIRED
+        or not (keys - _UPDATE_REQUIRED <= _UPDATE_OPTIONAL)
+    ):
+        raise CorruptScheduleLog(Reason.UPDATE_KEYS)
+    schedule_id = _decode_id(value["id"])
+    change = UpdateChange(id=schedule_id)
+    if "prompt" in keys:
+        prompt = value["prompt"]
+        breach = prompt_breach(prompt)
+        if breach is not None:
+            raise CorruptScheduleLog(log_reason(breach, kind="update"))
+        assert isinstance(prompt, str)
+        change = msgspec.structs.replace(change, prompt=prompt)
+    if "paused" in keys:
+        paused = paused_rule(value["paused"])
+        if isinstance(paused, Breach):
+            raise CorruptScheduleLog(log_reason(paused))
+        change = msgspec.structs.replace(change, paused=paused)
+    if "scheduledAt" in keys:
+        change = msgspec.structs.replace(change, scheduled_at=_decode_instant(value["scheduledAt"]))
+    return change
+
+
+def _is_v2_create(value: Mapping[str, object]) -> bool:
+    """A version-2 create: of a calendar record, or with a request id."""
+    schedule = value.get("schedule")
+    return (
+        _is_v2(value)
+        and value.get("operation") == "create"
+        and isinstance(schedule, Mapping)
+        and (schedule.get("kind") == "calendar" or "requestId" in value)
+    )
+
+
+_REQUEST_KEYS: Final = frozenset({"requestId", "argsDigest"})
+
+
+def _decode_v2_create(value: Mapping[str, object]) -> CreateChangeV2:
+    keys = value.keys()
+    if keys != _CREATE_KEYS and keys != _CREATE_KEYS | _REQUEST_KEYS:
+        if "requestId" in keys and keys <= _CREATE_KEYS | _REQUEST_KEYS:
+            raise CorruptScheduleLog(Reason.REQUEST_KEYS)
+        raise CorruptScheduleLog(Reason.V2_CREATE_KEYS)
+    record = value["schedule"]
+    assert isinstance(record, Mapping)
+    decoded = (
+        _decode_calendar(record) if record.get("kind") == "calendar" else _decode_record(record)
+    )
+    if "requestId" not in keys:
+        return CreateChangeV2(schedule=decoded)
+    request_id, digest = value["requestId"], value["argsDigest"]
+    breach = request_id_breach(request_id) or args_digest_breach(digest)
+    if breach is not None:
+        raise CorruptScheduleLog(log_reason(breach))
+    assert isinstance(request_id, str)
+    assert isinstance(digest, str)
+    return CreateChangeV2(schedule=decoded, request_id=request_id, args_digest=digest)
+
+
+def _decode_calendar(record: Mapping[str, object]) -> CalendarSchedule:
+    if record.keys() != _CALENDAR_KEYS:
+        raise CorruptScheduleLog(Reason.CALENDAR_KEYS)
+    fields = [
+        record[key]
+        for key in ("prompt", "cron", "timeZone", "dstGap", "dstOverlap", "id", "scheduledAt")
+    ]
+    checked = calendar_record_rule(*fields)
+    if isinstance(checked, Breach):
+        raise CorruptScheduleLog(log_reason(checked, kind="calendar"))
+    prompt, cron, zone, gap, overlap, schedule_id, scheduled_at = (str(f) for f in fields)
+    return CalendarSchedule(schedule_id, prompt, cron, zone, gap, overlap, scheduled_at)
 
 
 def _decode_record(value: object) -> ScheduleRecord:
@@ -150,6 +261,11 @@ def _record_json(record: ScheduleRecord) -> str:
             head += f',"afterSeconds":{seconds}'
         case EverySchedule(every_seconds=seconds):
             head += f',"everySeconds":{seconds}'
+        case CalendarSchedule():
+            head += (
+                f',"cron":{js_string(record.cron)},"timeZone":{js_string(record.time_zone)}'
+                f',"dstGap":"{record.dst_gap}","dstOverlap":"{record.dst_overlap}"'
+            )
         case AtSchedule():
             pass
     return f'{head},"scheduledAt":"{record.scheduled_at}"}}'
@@ -160,6 +276,13 @@ def change_json(change: ScheduleChange) -> str:
     match change:
         case CreateChange(schedule=record):
             return f'{{"version":1,"operation":"create","schedule":{_record_json(record)}}}'
+        case CreateChangeV2(schedule=record, request_id=str(request_id), args_digest=digest):
+            return (
+                f'{{"version":2,"operation":"create","schedule":{_record_json(record)},'
+                f'"requestId":{js_string(request_id)},"argsDigest":"{digest}"}}'
+            )
+        case CreateChangeV2(schedule=record):
+            return f'{{"version":2,"operation":"create","schedule":{_record_json(record)}}}'
         case DeleteChange(id=schedule_id):
             return f'{{"version":1,"operation":"delete","id":{js_string(schedule_id)}}}'
         case DispatchChange(id=schedule_id, accepted_at=str(accepted_at)):
@@ -169,6 +292,19 @@ def change_json(change: ScheduleChange) -> str:
             )
         case DispatchChange(id=schedule_id):
             return f'{{"version":1,"operation":"dispatch","id":{js_string(schedule_id)}}}'
+        case UpdateChange():
+            return _update_json(change)
+
+
+def _update_json(change: UpdateChange) -> str:
+    text = f'{{"version":2,"operation":"update","id":{js_string(change.id)}'
+    if isinstance(change.prompt, str):
+        text += f',"prompt":{js_string(change.prompt)}'
+    if isinstance(change.paused, bool):
+        text += f',"paused":{"true" if change.paused else "false"}'
+    if isinstance(change.scheduled_at, str):
+        text += f',"scheduledAt":"{change.scheduled_at}"'
+    return text + "}"
 
 
 def encode_change(change: ScheduleChange) -> bytes:

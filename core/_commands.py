@@ -12,19 +12,26 @@ used instead of a registry error.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Final, TypeAlias
 
 import msgspec
+from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._jsnum import holds_lossy_number, is_json_number
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
     after_seconds_rule,
     every_interval_rule,
     id_breach,
+    paused_rule,
+    request_id_breach,
+    snooze_rule,
     tool_error,
     tool_prompt,
 )
@@ -33,6 +40,7 @@ from tickler.core._rules import (
 class CreateAfter(msgspec.Struct, frozen=True):
     prompt: str
     after_seconds: int
+    request_id: str | None = None
 
 
 class CreateAt(msgspec.Struct, frozen=True):
@@ -41,15 +49,36 @@ class CreateAt(msgspec.Struct, frozen=True):
 
     prompt: str
     at: object
+    request_id: str | None = None
 
 
 class CreateEvery(msgspec.Struct, frozen=True):
     prompt: str
     every_seconds: int
+    request_id: str | None = None
+
+
+class CreateCalendar(msgspec.Struct, frozen=True):
+    """``calendar`` is the raw JSON value (``{cron, time_zone, dst_gap?,
+    dst_overlap?}``), validated by ``decide`` (extended profile only)."""
+
+    prompt: str
+    calendar: object
+    request_id: str | None = None
 
 
 class ListSchedules(msgspec.Struct, frozen=True):
     pass
+
+
+class UpdateSchedule(msgspec.Struct, frozen=True, kw_only=True):
+    """``schedule_update`` (extended profile): each member UNSET when not
+    given; the values are judged again by ``decide``."""
+
+    id: str
+    prompt: object = msgspec.UNSET
+    paused: object = msgspec.UNSET
+    snooze_seconds: object = msgspec.UNSET
 
 
 class DeleteSchedule(msgspec.Struct, frozen=True):
@@ -60,15 +89,26 @@ class DeliverDue(msgspec.Struct, frozen=True):
     """Deliver what is due at ``now``, or say when to look again."""
 
 
-CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery
-ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule
+CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery | CreateCalendar
+_SELECTOR_OF: Final[dict[type, str]] = {
+    CreateAfter: "after_seconds",
+    CreateAt: "at",
+    CreateEvery: "every_seconds",
+    CreateCalendar: "calendar",
+}
+ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule | UpdateSchedule
 Command: TypeAlias = ToolCommand | DeliverDue
 
 CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
+UPDATE: Final = "schedule_update"
+_UPDATE_CHANGES: Final = ("prompt", "paused", "snooze_seconds")
+_UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
+_EXTENDED_SELECTORS: Final = (*_SELECTORS, "calendar")
+_EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", "request_id", *_EXTENDED_SELECTORS})
 
 
 # Arguments holding a number JSON cannot carry (-0.0, an infinity such as
@@ -89,12 +129,21 @@ _LOSSY_ARGUMENTS: Final = {
 }
 
 
-def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleError]:
-    """Validate a tool call's shape; never raises. ``args`` None means ``{}``."""
+def parse_tool_call(
+    name: str, args: object, *, profile: Profile = DEFAULT_PROFILE
+) -> Result[ToolCommand, ScheduleError]:
+    """Validate a tool call's shape; never raises. ``args`` None means ``{}``.
+
+    In the extended profile a member whose value is null is absent (strict
+    tool schemas make every field required and nullable)."""
     arguments: object = {} if args is None else args
+    if profile == "extended" and isinstance(arguments, Mapping):
+        arguments = _without_nulls(arguments)
     if name in _LOSSY_ARGUMENTS and holds_lossy_number(arguments):
         return Failure(_LOSSY_ARGUMENTS[name])
     if name == CREATE:
+        if profile == "extended":
+            return _parse_create(arguments, _EXTENDED_SELECTORS, _EXTENDED_CREATE_KEYS)
         return _parse_create(arguments)
     if name == LIST:
         # The reference's registry refuses arguments that are not an object
@@ -104,24 +153,99 @@ def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleErro
         return Success(ListSchedules())
     if name == DELETE:
         return _parse_delete(arguments)
+    if name == UPDATE and profile == "extended":
+        return parse_update(arguments)
     return Failure(INTERNAL_ERROR)
 
 
-def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
+def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C901 - per member
+    """``schedule_update``: the key set, then id, prompt, paused and
+    snooze_seconds by the rulebook's rules (nulls already dropped)."""
+    shape = error("invalid_selector", Msg.UPDATE)
+    if not isinstance(args, Mapping):
+        return Failure(shape)
+    if holds_lossy_number(args):
+        return Failure(error("invalid_rule", Msg.SNOOZE_SECONDS))
+    keys = args.keys()
+    if not keys <= _UPDATE_KEYS or not any(key in keys for key in _UPDATE_CHANGES):
+        return Failure(shape)
+    schedule_id = args.get("id")
+    if id_breach(schedule_id) is not None:
+        return Failure(error("invalid_rule", Msg.UPDATE_ID))
+    assert isinstance(schedule_id, str)
+    command = UpdateSchedule(id=schedule_id)
+    if "prompt" in keys:
+        if isinstance(tool_prompt(args["prompt"]), Breach):
+            return Failure(tool_error(Breach.PROMPT))
+        command = msgspec.structs.replace(command, prompt=args["prompt"])
+    if "paused" in keys:
+        paused = paused_rule(args["paused"])
+        if isinstance(paused, Breach):
+            return Failure(tool_error(paused))
+        command = msgspec.structs.replace(command, paused=paused)
+    if "snooze_seconds" in keys:
+        value = args["snooze_seconds"]
+        seconds = snooze_rule(None, value if is_json_number(value) else None)
+        if isinstance(seconds, Breach):
+            return Failure(tool_error(seconds))
+        command = msgspec.structs.replace(command, snooze_seconds=seconds)
+    return Success(command)
+
+
+def arguments_digest(command: CreateSchedule) -> str:
+    """The SHA-256 (hex) of a create's arguments but its request id: the
+    selector's name, the prompt and the selector's value as sent, in
+    canonical JSON. A retry with the same request id must match it."""
+    selector, value = _SELECTOR_OF[type(command)], getattr(command, _SELECTOR_OF[type(command)])
+    text = json.dumps(
+        [selector, command.prompt, value], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:
+    """The members that are not null, and so for a ``calendar`` object's."""
+    kept = {key: value for key, value in arguments.items() if value is not None}
+    calendar = kept.get("calendar")
+    if isinstance(calendar, Mapping):
+        kept["calendar"] = {key: value for key, value in calendar.items() if value is not None}
+    return kept
+
+
+def _parse_create(
+    args: object,
+    selectors: tuple[str, ...] = _SELECTORS,
+    allowed: frozenset[str] = _CREATE_KEYS,
+) -> Result[ToolCommand, ScheduleError]:
     """The pre-queue checks, in the reference's order: the selector set (a
     shape), then the prompt and the interval rules (the rulebook's)."""
+    wrong = error(
+        "invalid_selector", Msg.SELECTOR if selectors is _SELECTORS else Msg.SELECTOR_EXTENDED
+    )
     if not isinstance(args, Mapping):
-        return Failure(error("invalid_selector", Msg.SELECTOR))
-    present = [key for key in _SELECTORS if key in args]
-    if not args.keys() <= _CREATE_KEYS or len(present) != 1:
-        return Failure(error("invalid_selector", Msg.SELECTOR))
+        return Failure(wrong)
+    present = [key for key in selectors if key in args]
+    if not args.keys() <= allowed or len(present) != 1:
+        return Failure(wrong)
     prompt = args.get("prompt")
     if not isinstance(prompt, str) or isinstance(tool_prompt(prompt), Breach):
         return Failure(tool_error(Breach.PROMPT))
-    selector = present[0]
-    value = args[selector]
+    request_id = args.get("request_id")
+    if "request_id" in args and request_id_breach(request_id) is not None:
+        return Failure(tool_error(Breach.REQUEST_ID))
+    parsed = _parse_selector(prompt, present[0], args[present[0]])
+    if request_id is None or not is_successful(parsed):
+        return parsed
+    return Success(msgspec.structs.replace(parsed.unwrap(), request_id=request_id))
+
+
+def _parse_selector(
+    prompt: str, selector: str, value: object
+) -> Result[ToolCommand, ScheduleError]:
     if selector == "at":
         return Success(CreateAt(prompt, value))
+    if selector == "calendar":
+        return Success(CreateCalendar(prompt, value))
     # -0.0, NaN and infinities are not JSON numbers: the wrong type, like "30".
     number = value if is_json_number(value) else None
     if selector == "after_seconds":

@@ -6,28 +6,36 @@ the returned changes; nothing here reads a clock or allocates at random.
 
 from __future__ import annotations
 
+import msgspec
+from msgspec import UNSET
 from returns.result import Failure, Result, Success
 
 from tickler.core._at import parse_at
+from tickler.core._calendar import next_occurrence
 from tickler.core._commands import (
     Command,
     CreateAfter,
     CreateAt,
+    CreateCalendar,
     CreateEvery,
     CreateSchedule,
     DeleteSchedule,
     DeliverDue,
     ListSchedules,
+    UpdateSchedule,
+    arguments_digest,
 )
-from tickler.core._errors import ScheduleError
+from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
 from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
     create,
     delete,
     dispatch,
@@ -41,44 +49,139 @@ from tickler.core._outcomes import (
     Occurrence,
     Outcome,
     ScheduleView,
+    Updated,
     ViewState,
     Wait,
 )
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
     after_seconds_rule,
+    calendar_fields_rule,
+    calendar_step_rule,
     every_interval_rule,
     id_breach,
     is_due,
     lattice_rule,
+    paused_rule,
+    request_id_breach,
+    snooze_rule,
     target_breach,
+    tool_calendar,
     tool_error,
     tool_prompt,
 )
-from tickler.core._state import State
+from tickler.core._state import State, evolve
 
 Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
 # Greater than any creation order: bounds "every key with target <= now".
 _AFTER_EVERY_ORDER = 2**63
 
 
-def decide(state: State, command: Command, now: int) -> Decision:
+def decide(
+    state: State, command: Command, now: int, *, profile: Profile = DEFAULT_PROFILE
+) -> Decision:
     """Changes to append (possibly none) and the outcome, for ``command`` at
     ``now``. A rejected command yields no changes. An unusable ``now`` (not a
     safe integer) fails only where the reference reads it: the range rule of
     a new target, and a fixed-rate batch. Every rule is the rulebook's
     (:mod:`tickler.core._rules`); a command built by hand is judged as fully
-    as one from :func:`~tickler.core._commands.parse_tool_call`."""
+    as one from :func:`~tickler.core._commands.parse_tool_call`. The
+    ``reference`` profile refuses what only the extended profile offers."""
     match command:
-        case CreateAfter() | CreateAt() | CreateEvery():
+        case CreateCalendar() if profile == "reference":
+            return (), Failure(error("invalid_selector", Msg.SELECTOR))
+        case CreateAfter() | CreateAt() | CreateEvery() if (
+            profile == "reference" and command.request_id is not None
+        ):
+            return (), Failure(error("invalid_selector", Msg.SELECTOR))
+        case CreateAfter() | CreateAt() | CreateEvery() | CreateCalendar():
             return _create(state, command, now)
         case ListSchedules():
-            views = tuple(view(record, now) for record in state.active)
+            views = tuple(_view(state, record, now) for record in state.active)
             return (), Success(Listed(views))
+        case UpdateSchedule() if profile == "reference":
+            return (), Failure(INTERNAL_ERROR)  # no such tool in the v1 contract
+        case UpdateSchedule():
+            return _update(state, command, now)
         case DeleteSchedule(id=schedule_id):
             return _delete(state, schedule_id)
         case DeliverDue():
             return _deliver_due(state, now)
+
+
+def _view(state: State, record: ScheduleRecord, now: int) -> ScheduleView:
+    if state.is_paused(record.id):
+        return ScheduleView(record, "paused")
+    return view(record, now)
+
+
+def _resumed_target(record: ScheduleRecord, target: int, now: int) -> int:
+    """A recurring reminder resumed after its target: the first occurrence
+    after ``now`` (what fell due while paused is not replayed). A one-shot,
+    or a target still ahead, stays."""
+    if target > now:
+        return target
+    if isinstance(record, CalendarSchedule):
+        rule = calendar_fields_rule(
+            record.cron, record.time_zone, record.dst_gap, record.dst_overlap
+        )
+        assert not isinstance(rule, Breach)  # judged when it was created
+        following = next_occurrence(rule, now)
+        return target if following is None else following
+    if isinstance(record, EverySchedule):
+        step = lattice_rule(target, record.every_seconds, now)
+        if isinstance(step, Breach) or step[1] is None:
+            return target
+        return step[1]
+    return target
+
+
+def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912
+    """Judge every member (the rulebook's rules, as the parser did), then
+    the change: only what differs is logged; nothing differing logs nothing."""
+    if id_breach(command.id) is not None:
+        return (), Failure(error("invalid_rule", Msg.UPDATE_ID))
+    active = state.entries.get(command.id)
+    if active is None:
+        return (), Success(NotFound(command.id, "update"))
+    record, target = active.record, active.target
+    was_paused = state.is_paused(command.id)
+    prompt: str | None = None
+    if command.prompt is not UNSET:
+        stored = tool_prompt(command.prompt)
+        if isinstance(stored, Breach):
+            return (), Failure(tool_error(stored))
+        prompt = stored
+    paused = was_paused
+    if command.paused is not UNSET:
+        read = paused_rule(command.paused)
+        if isinstance(read, Breach):
+            return (), Failure(tool_error(read))
+        paused = read
+    if command.snooze_seconds is not UNSET:
+        seconds = snooze_rule(record, command.snooze_seconds)
+        if isinstance(seconds, Breach):
+            return (), Failure(tool_error(seconds))
+        breach = target_breach(now + seconds * 1000, now)
+        if breach is not None:
+            return (), Failure(tool_error(breach))
+        target = now + seconds * 1000
+    elif was_paused and not paused:
+        target = _resumed_target(record, target, now)
+    change = UpdateChange(id=command.id)
+    if prompt is not None and prompt != record.prompt:
+        change = msgspec.structs.replace(change, prompt=prompt)
+    if paused != was_paused:
+        change = msgspec.structs.replace(change, paused=paused)
+    if target != active.target:
+        change = msgspec.structs.replace(change, scheduled_at=format_instant(target))
+    if change == UpdateChange(id=command.id):
+        return (), Success(Updated(_view(state, record, now)))
+    updated = evolve(state, change)
+    changed = updated.get(command.id)
+    assert changed is not None
+    return (change,), Success(Updated(_view(updated, changed, now)))
 
 
 def view_state(record: ScheduleRecord, now: int) -> ViewState:
@@ -124,6 +227,23 @@ def _every(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleReco
     return EverySchedule(id=schedule_id, prompt=prompt, every_seconds=seconds, scheduled_at=at)
 
 
+def _calendar(
+    prompt: str, raw: object, schedule_id: str, now: int
+) -> ScheduleRecord | ScheduleError:
+    """The rule (the rulebook's), then its first occurrence strictly after
+    ``now``, which must be representable."""
+    rule = tool_calendar(raw)
+    if isinstance(rule, ScheduleError):
+        return rule
+    first = next_occurrence(rule, now)
+    at = tool_error(Breach.OUT_OF_RANGE) if first is None else future_instant(first, now)
+    if isinstance(at, ScheduleError):
+        return at
+    return CalendarSchedule(
+        schedule_id, prompt, rule.cron, rule.time_zone, rule.dst_gap, rule.dst_overlap, at
+    )
+
+
 def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
     """The domain checks, in the reference's order (prompt first)."""
     prompt = tool_prompt(command.prompt)
@@ -136,14 +256,29 @@ def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleReco
             return _at(prompt, raw, schedule_id, now)
         case CreateEvery(every_seconds=raw):
             return _every(prompt, raw, schedule_id, now)
+        case CreateCalendar(calendar=raw):
+            return _calendar(prompt, raw, schedule_id, now)
 
 
 def _create(state: State, command: CreateSchedule, now: int) -> Decision:
+    request: tuple[str, str] | None = None
+    if command.request_id is not None:
+        if request_id_breach(command.request_id) is not None:
+            return (), Failure(tool_error(Breach.REQUEST_ID))
+        digest = arguments_digest(command)
+        earlier = state.requests.get(command.request_id)
+        if earlier is not None:
+            if earlier.args_digest != digest:
+                return (), Failure(tool_error(Breach.REQUEST_OTHER_ARGS))
+            # The first answer again, from the logged create: a fresh record
+            # was "scheduled" at its creation.
+            return (), Success(Created(ScheduleView(earlier.schedule, "scheduled")))
+        request = (command.request_id, digest)
     record = _record(command, state.seen_ids.allocate(), now)
     if isinstance(record, ScheduleError):
         return (), Failure(record)
     # The view uses the creation sample: a fresh record is never "overdue".
-    return (create(record),), Success(Created(view(record, now)))
+    return (create(record, request),), Success(Created(view(record, now)))
 
 
 def _delete(state: State, schedule_id: object) -> Decision:
@@ -180,15 +315,32 @@ def next_target(state: State) -> int | None:
 
 def _every_batch(state: State, now: int) -> Decision:
     occurrences: list[Occurrence] = []
+    skipped: list[int] = []
     for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
         active = state.entries[schedule_id]
         record = active.record
+        if isinstance(record, CalendarSchedule):
+            rule = calendar_fields_rule(
+                record.cron, record.time_zone, record.dst_gap, record.dst_overlap
+            )
+            assert not isinstance(rule, Breach)  # judged when it was created
+            caught = calendar_step_rule(rule, active.target, now)
+            if isinstance(caught, Breach):  # the clock is outside years 0001-9999
+                return (), Failure(tool_error(caught))
+            occurrences.append(
+                Occurrence(schedule_id, format_instant(caught.occurrence), record.prompt)
+            )
+            skipped.append(caught.skipped)
+            continue
         assert isinstance(record, EverySchedule)
         step = lattice_rule(active.target, record.every_seconds, now)
         if isinstance(step, Breach):  # the clock is outside years 0001-9999
             return (), Failure(tool_error(step))
+        skipped.append((step[0] - active.target) // (record.every_seconds * 1000))
         occurrences.append(Occurrence(schedule_id, format_instant(step[0]), record.prompt))
     accepted_at = format_instant(now)
     changes = tuple(dispatch(o.id, accepted_at) for o in occurrences)
-    delivery = Delivery(every_batch_framing(occurrences), tuple(occurrences), accepted_at)
+    delivery = Delivery(
+        every_batch_framing(occurrences), tuple(occurrences), accepted_at, tuple(skipped)
+    )
     return changes, Success(delivery)

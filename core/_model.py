@@ -87,7 +87,25 @@ class EverySchedule(_Record, frozen=True, tag="every"):
         return "every"
 
 
-ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
+class CalendarSchedule(_Record, frozen=True, tag="calendar"):
+    """A calendar rule (5-field cron in an IANA zone, with its DST policy);
+    ``scheduled_at`` is its next occurrence not yet dispatched. A v2 record:
+    only a version-2 create carries it."""
+
+    cron: str
+    time_zone: str
+    dst_gap: str
+    dst_overlap: str
+    scheduled_at: Instant
+
+    @property
+    def kind(self) -> Literal["calendar"]:
+        return "calendar"
+
+
+V1Record: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
+ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule | CalendarSchedule
+RECURRING: Final = (EverySchedule, CalendarSchedule)
 
 
 class _Change(
@@ -103,7 +121,7 @@ class _Change(
 
 
 class CreateChange(_Change, frozen=True, kw_only=True, tag="create"):
-    schedule: ScheduleRecord
+    schedule: V1Record
 
 
 class DeleteChange(_Change, frozen=True, kw_only=True, tag="delete"):
@@ -117,10 +135,56 @@ class DispatchChange(_Change, frozen=True, kw_only=True, tag="dispatch"):
     accepted_at: Instant | UnsetType = UNSET
 
 
-ScheduleChange: TypeAlias = CreateChange | DeleteChange | DispatchChange
+class CreateChangeV2(
+    msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True
+):
+    """The version-2 create: a calendar record, or any record created with a
+    ``request_id`` (kept with the digest of the call's other arguments, so
+    a retry is answered from the log). Version 2 is how an old reader
+    (tickler v1, the reference) refuses it by name ("schedule/change version
+    must be 1") instead of misreading it. Decoded by the exact path only
+    (:mod:`tickler.core._codec`)."""
+
+    schedule: ScheduleRecord
+    request_id: str | None = None
+    args_digest: str | None = None
+
+    @property
+    def version(self) -> Literal[2]:
+        return 2
 
 
-def create(record: ScheduleRecord) -> CreateChange:
+class UpdateChange(msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True):
+    """A version-2 change of an active reminder in place (the id stays):
+    its prompt, paused or not, and its target when that moves (a snooze, or
+    a resume past what fell due). Each member is absent when unchanged; at
+    least one is present. Decoded by the exact path only."""
+
+    id: ScheduleId
+    prompt: Prompt | UnsetType = UNSET
+    paused: bool | UnsetType = UNSET
+    scheduled_at: Instant | UnsetType = UNSET
+
+    @property
+    def version(self) -> Literal[2]:
+        return 2
+
+
+V1Change: TypeAlias = CreateChange | DeleteChange | DispatchChange
+ScheduleChange: TypeAlias = (
+    CreateChange | DeleteChange | DispatchChange | CreateChangeV2 | UpdateChange
+)
+
+
+def create(
+    record: ScheduleRecord, request: tuple[str, str] | None = None
+) -> CreateChange | CreateChangeV2:
+    """The create of ``record`` (``request``: its request id and arguments
+    digest): version 1 when version 1 can say it, else version 2."""
+    if request is not None:
+        return CreateChangeV2(schedule=record, request_id=request[0], args_digest=request[1])
+    if isinstance(record, CalendarSchedule):
+        return CreateChangeV2(schedule=record)
     return CreateChange(version=1, schedule=record)
 
 

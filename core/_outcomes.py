@@ -9,7 +9,7 @@ import msgspec
 from tickler.core._model import ScheduleRecord
 
 DELIVERY_MODE: Final = "session-local"
-ViewState = Literal["scheduled", "overdue"]
+ViewState = Literal["scheduled", "overdue", "paused"]
 
 
 class ScheduleView(msgspec.Struct, frozen=True):
@@ -32,9 +32,17 @@ class Deleted(msgspec.Struct, frozen=True):
 
 
 class NotFound(msgspec.Struct, frozen=True):
-    """``schedule_not_found``: a result (``deleted: false``), not an error."""
+    """``schedule_not_found``: a result (``deleted: false``, or
+    ``updated: false`` for ``schedule_update``), not an error."""
 
     id: str
+    tool: Literal["delete", "update"] = "delete"
+
+
+class Updated(msgspec.Struct, frozen=True):
+    """``schedule_update``: the reminder as it is now."""
+
+    view: ScheduleView
 
 
 class Occurrence(msgspec.Struct, frozen=True):
@@ -58,6 +66,10 @@ class Delivery(msgspec.Struct, frozen=True):
     text: str
     occurrences: tuple[Occurrence, ...]
     accepted_at: str | None = None
+    # per occurrence of a batch: the earlier due occurrences of that
+    # recurring reminder it stands for (latest-only catch-up); for the log
+    # and the operator, in no text the model sees
+    skipped: tuple[int, ...] = ()
 
 
 class Wait(msgspec.Struct, frozen=True):
@@ -66,5 +78,5 @@ class Wait(msgspec.Struct, frozen=True):
     next_wake: int | None
 
 
-ToolOutcome: TypeAlias = Created | Listed | Deleted | NotFound
+ToolOutcome: TypeAlias = Created | Listed | Deleted | NotFound | Updated
 Outcome: TypeAlias = ToolOutcome | Delivery | Wait

@@ -25,8 +25,17 @@ from __future__ import annotations
 import enum
 from collections.abc import Container
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Final
 
+from tickler.core._calendar import (
+    CalendarRule,
+    CatchUp,
+    catch_up,
+    count_occurrences,
+    next_occurrence,
+    parse_calendar,
+)
 from tickler.core._errors import Msg, ScheduleError, error
 from tickler.core._instant import (
     MAX_INSTANT_MS,
@@ -41,6 +50,7 @@ from tickler.core._model import (
     MAX_EVERY_SECONDS,
     MIN_EVERY_INTERVAL_SECONDS,
     AfterSchedule,
+    CalendarSchedule,
     EverySchedule,
     ScheduleRecord,
 )
@@ -67,6 +77,22 @@ class Breach(enum.Enum):
     ACCEPTED_OUT_OF_RANGE = "accepted_out_of_range"  # acceptedAt outside years 0001-9999
     INTERVAL_NOT_POSITIVE = "interval_not_positive"  # the lattice's step in ms
     DISPATCH_PRECEDES = "dispatch_precedes"  # acceptedAt before the record's target
+    # calendar records (v2)
+    CALENDAR_RULE = "calendar_rule"  # cron, timeZone, dstGap or dstOverlap not valid
+    CALENDAR_OFF_RULE = "calendar_off_rule"  # scheduledAt is not an occurrence of the rule
+    CALENDAR_NO_ACCEPTED_AT = "calendar_no_accepted_at"  # a calendar dispatch without it
+    # idempotent creates (v2)
+    REQUEST_ID = "request_id"  # not a trimmed non-empty string of at most 200 characters
+    ARGS_DIGEST = "args_digest"  # not 64 lowercase hex digits
+    REQUEST_REUSED = "request_reused"  # a logged create of a request id created before
+    REQUEST_OTHER_ARGS = "request_other_args"  # a tool call: the id, other arguments
+    # updates in place (v2)
+    UPDATE_INACTIVE = "update_inactive"  # an update of an id that is not active
+    UPDATE_OFF_LATTICE = "update_off_lattice"  # a fixed-rate target moved off its lattice
+    DISPATCH_PAUSED = "dispatch_paused"  # a dispatch of a paused reminder
+    PAUSED_NOT_BOOLEAN = "paused_not_boolean"  # paused is not true or false
+    SNOOZE_SECONDS = "snooze_seconds"  # not a safe integer of at least 1
+    SNOOZE_EVERY = "snooze_every"  # a snooze of a fixed-rate reminder
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -201,9 +227,143 @@ def fields_rule(
     return target if isinstance(target, Breach) else (interval, target)
 
 
+@lru_cache(maxsize=1024)
+def _logged_calendar(cron: str, time_zone: str, gap: str, overlap: str) -> CalendarRule | None:
+    rule = parse_calendar(
+        {"cron": cron, "time_zone": time_zone, "dst_gap": gap, "dst_overlap": overlap}
+    )
+    # The log keeps the zone's canonical spelling (what a create wrote).
+    return rule if isinstance(rule, CalendarRule) and rule.time_zone == time_zone else None
+
+
+def calendar_fields_rule(
+    cron: object, time_zone: object, dst_gap: object, dst_overlap: object
+) -> CalendarRule | Breach:
+    """A logged calendar rule: the ``calendar`` selector's rules
+    (:func:`tickler.core._calendar.parse_calendar`), the zone in its
+    canonical spelling and both DST policies explicit."""
+    if not all(isinstance(v, str) for v in (cron, time_zone, dst_gap, dst_overlap)):
+        return Breach.CALENDAR_RULE
+    assert isinstance(cron, str) and isinstance(time_zone, str)  # noqa: PT018
+    assert isinstance(dst_gap, str) and isinstance(dst_overlap, str)  # noqa: PT018
+    rule = _logged_calendar(cron, time_zone, dst_gap, dst_overlap)
+    return Breach.CALENDAR_RULE if rule is None else rule
+
+
+def calendar_record_rule(  # noqa: PLR0917 - the fields, in order
+    prompt: object,
+    cron: object,
+    time_zone: object,
+    dst_gap: object,
+    dst_overlap: object,
+    schedule_id: object,
+    scheduled_at: object,
+) -> tuple[CalendarRule, int] | Breach:
+    """Every rule of a logged calendar record, in order (prompt, rule, id,
+    scheduledAt, then scheduledAt an occurrence of the rule): the rule and
+    its target in epoch ms, or the first breach."""
+    if not is_stored_text(prompt):
+        return Breach.PROMPT
+    rule = calendar_fields_rule(cron, time_zone, dst_gap, dst_overlap)
+    if isinstance(rule, Breach):
+        return rule
+    if not is_stored_text(schedule_id):
+        return Breach.ID
+    target = instant_rule(scheduled_at)
+    if isinstance(target, Breach):
+        return target
+    if catch_up(rule, target, target) is None:
+        return Breach.CALENDAR_OFF_RULE
+    return rule, target
+
+
+def tool_calendar(value: object) -> CalendarRule | ScheduleError:
+    """A model's ``calendar`` selector: the closed error names what to send."""
+    return parse_calendar(value)
+
+
+def calendar_step_rule(rule: CalendarRule, target: int, accepted_ms: int) -> CatchUp | Breach:
+    """A calendar dispatch accepted at ``accepted_ms`` for a record whose next
+    occurrence was ``target``: latest-only catch-up (the occurrence
+    delivered, how many it stands for, the next target), or the breach. A
+    snoozed target need not be on the rule: it is an occurrence of its own,
+    and the rule's occurrences after it still count."""
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+        return Breach.ACCEPTED_OUT_OF_RANGE
+    if accepted_ms < target:
+        return Breach.DISPATCH_PRECEDES
+    step = catch_up(rule, target, accepted_ms)
+    if step is None:  # a snoozed target, and no occurrence of the rule since
+        return CatchUp(target, 0, next_occurrence(rule, accepted_ms))
+    if step.occurrence != target and not is_occurrence(rule, target):
+        return step._replace(skipped=step.skipped + 1)  # the snoozed one too
+    return step
+
+
+MAX_REQUEST_ID_LENGTH: Final = 200
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+def request_id_breach(request_id: object) -> Breach | None:
+    """A ``request_id``: non-empty, no surrounding whitespace, at most 200
+    characters."""
+    if not is_stored_text(request_id):
+        return Breach.REQUEST_ID
+    assert isinstance(request_id, str)
+    return Breach.REQUEST_ID if len(request_id) > MAX_REQUEST_ID_LENGTH else None
+
+
+def args_digest_breach(digest: object) -> Breach | None:
+    ok = isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX
+    return None if ok else Breach.ARGS_DIGEST
+
+
+def request_reuse_breach(seen: Container[str], request_id: str) -> Breach | None:
+    """A request id names one create for the life of the log."""
+    return Breach.REQUEST_REUSED if request_id in seen else None
+
+
+def is_occurrence(rule: CalendarRule, instant: int) -> bool:
+    return count_occurrences(rule, instant - 1, instant) == 1
+
+
+def update_target_breach(record: ScheduleRecord, old_target: int, new_target: int) -> Breach | None:
+    """A fixed-rate record's target moves along its lattice only (a resume);
+    other records' targets may move anywhere (a snooze)."""
+    if type(record) is EverySchedule and (new_target - old_target) % (record.every_seconds * 1000):
+        return Breach.UPDATE_OFF_LATTICE
+    return None
+
+
+def paused_rule(paused: object) -> bool | Breach:
+    return paused if type(paused) is bool else Breach.PAUSED_NOT_BOOLEAN
+
+
+def snooze_rule(record: ScheduleRecord | None, seconds: object) -> int | Breach:
+    """``snooze_seconds``: a safe integer of at least 1, for a one-shot or a
+    calendar reminder (a fixed-rate one keeps its lattice)."""
+    value = seconds if type(seconds) is int else safe_integer(seconds)
+    if value is None or not 1 <= value <= MAX_SAFE_INTEGER:
+        return Breach.SNOOZE_SECONDS
+    if type(record) is EverySchedule:
+        return Breach.SNOOZE_EVERY
+    return value
+
+
 def record_rule(record: ScheduleRecord) -> int | Breach:
     """:func:`fields_rule` of a typed record: its target in epoch ms, or the
     first breach."""
+    if type(record) is CalendarSchedule:
+        calendar = calendar_record_rule(
+            record.prompt,
+            record.cron,
+            record.time_zone,
+            record.dst_gap,
+            record.dst_overlap,
+            record.id,
+            record.scheduled_at,
+        )
+        return calendar if isinstance(calendar, Breach) else calendar[1]
     if type(record) is AfterSchedule:
         checked = fields_rule(
             "after", record.prompt, record.after_seconds, record.id, record.scheduled_at
@@ -230,6 +390,8 @@ def dispatch_form_breach(record: ScheduleRecord, has_accepted_at: bool) -> Breac
     with it."""
     if type(record) is EverySchedule:
         return None if has_accepted_at else Breach.EVERY_NO_ACCEPTED_AT
+    if type(record) is CalendarSchedule:
+        return None if has_accepted_at else Breach.CALENDAR_NO_ACCEPTED_AT
     return Breach.ONE_SHOT_ACCEPTED_AT if has_accepted_at else None
 
 
@@ -281,6 +443,21 @@ class Reason:
     EVERY_KEYS: Final = (
         "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt"
     )
+    UPDATE_KEYS: Final = (
+        "schedule update must contain version, operation, id, and at least one of prompt, "
+        "paused, and scheduledAt"
+    )
+    PAUSED: Final = "schedule update paused must be true or false"
+    REQUEST_KEYS: Final = (
+        "schedule create version 2 may contain requestId only together with argsDigest"
+    )
+    V2_CREATE_KEYS: Final = (
+        "schedule create version 2 must contain exactly version, operation, and schedule"
+    )
+    CALENDAR_KEYS: Final = (
+        "calendar schedule must contain exactly id, kind, prompt, cron, timeZone, dstGap, "
+        "dstOverlap, and scheduledAt"
+    )
     NOT_JSON: Final = "schedule/change payload is not valid JSON"
     SEED_OUT_OF_LOG: Final = "schedule seedLength must be within the supplied event log"
 
@@ -300,6 +477,19 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     ),
     Breach.INTERVAL_NOT_POSITIVE: "every interval milliseconds must be a positive safe integer",
     Breach.DISPATCH_PRECEDES: "every dispatch cannot precede the active scheduledAt",
+    Breach.CALENDAR_RULE: (
+        "calendar schedule must have a valid cron, a canonical IANA timeZone, "
+        "dstGap shift or skip, and dstOverlap first or both"
+    ),
+    Breach.CALENDAR_OFF_RULE: "calendar scheduledAt must be an occurrence of its rule",
+    Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
+    Breach.UPDATE_OFF_LATTICE: "every update must keep scheduledAt on its interval",
+    Breach.PAUSED_NOT_BOOLEAN: "schedule update paused must be true or false",
+    Breach.REQUEST_ID: (
+        "schedule create requestId must be a non-empty string without surrounding "
+        "whitespace, at most 200 characters"
+    ),
+    Breach.ARGS_DIGEST: "schedule create argsDigest must be 64 lowercase hex digits",
 }
 
 
@@ -314,6 +504,14 @@ def log_reason(breach: Breach, *, kind: str = "", schedule_id: str = "") -> str:
         return f"schedule delete targets inactive id {js_string(schedule_id)}"
     if breach is Breach.DISPATCH_INACTIVE:
         return f"schedule dispatch targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.REQUEST_REUSED:
+        return f"schedule requestId {js_string(schedule_id)} was reused"
+    if breach is Breach.UPDATE_INACTIVE:
+        return f"schedule update targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.DISPATCH_PAUSED:
+        return f"schedule dispatch targets paused id {js_string(schedule_id)}"
+    if breach is Breach.DISPATCH_PRECEDES and kind == "calendar":
+        return "calendar dispatch cannot precede the active scheduledAt"
     return _LOG_REASONS[breach]
 
 
@@ -327,6 +525,11 @@ _TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
     # a delivery decision at a clock outside years 0001-9999
     Breach.ACCEPTED_OUT_OF_RANGE: error("time_out_of_range", Msg.OUT_OF_RANGE),
     Breach.NOT_FUTURE: error("not_future", Msg.NOT_FUTURE),
+    Breach.PAUSED_NOT_BOOLEAN: error("invalid_rule", Msg.PAUSED),
+    Breach.SNOOZE_SECONDS: error("invalid_rule", Msg.SNOOZE_SECONDS),
+    Breach.SNOOZE_EVERY: error("invalid_rule", Msg.SNOOZE_EVERY),
+    Breach.REQUEST_ID: error("invalid_rule", Msg.REQUEST_ID),
+    Breach.REQUEST_OTHER_ARGS: error("invalid_rule", Msg.REQUEST_OTHER_ARGS),
 }
 
 
@@ -340,6 +543,10 @@ __all__ = [
     "Breach",
     "Reason",
     "after_seconds_rule",
+    "args_digest_breach",
+    "calendar_fields_rule",
+    "calendar_record_rule",
+    "calendar_step_rule",
     "dispatch_form_breach",
     "every_interval_rule",
     "every_seconds_rule",
@@ -347,14 +554,21 @@ __all__ = [
     "id_breach",
     "instant_rule",
     "is_due",
+    "is_occurrence",
     "is_stored_text",
     "lattice_rule",
     "log_reason",
     "occurrence_rule",
+    "paused_rule",
     "prompt_breach",
     "record_rule",
+    "request_id_breach",
+    "request_reuse_breach",
     "reuse_breach",
+    "snooze_rule",
     "target_breach",
+    "tool_calendar",
     "tool_error",
     "tool_prompt",
+    "update_target_breach",
 ]

@@ -43,8 +43,10 @@ STRETCH_REMINDER: Final = (
     'reminder_prompt_json: "stretch"'
 )
 INVALID_SELECTOR: Final = (
-    '{"code":"invalid_selector","message":"schedule_create accepts exactly one of '
-    'after_seconds, at, or every_seconds."}'
+    '{"code":"invalid_selector","message":"schedule_create accepts prompt and exactly one of '
+    'after_seconds, at, every_seconds, or calendar, e.g. {\\"prompt\\": \\"stand-up\\", '
+    '\\"calendar\\": {\\"cron\\": \\"0 9 * * 1-5\\", \\"time_zone\\": '
+    '\\"Europe/Berlin\\"}} or {\\"prompt\\": \\"tea\\", \\"after_seconds\\": 300}."}'
 )
 
 P = ParamSpec("P")

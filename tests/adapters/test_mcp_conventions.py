@@ -27,6 +27,7 @@ ANNOTATIONS = {
     "schedule_create": ("Create reminder", False, False, False),
     "schedule_list": ("List reminders", True, None, None),
     "schedule_delete": ("Delete reminder", False, True, True),
+    "schedule_update": ("Change reminder", False, False, False),
 }  # title, readOnlyHint, destructiveHint, idempotentHint
 
 LATER = (
@@ -34,8 +35,10 @@ LATER = (
     '"state":"scheduled","deliveryMode":"session-local"}'
 )
 SELECTOR = (
-    '{"code":"invalid_selector","message":"schedule_create accepts exactly one of '
-    'after_seconds, at, or every_seconds."}'
+    '{"code":"invalid_selector","message":"schedule_create accepts prompt and exactly one of '
+    'after_seconds, at, every_seconds, or calendar, e.g. {\\"prompt\\": \\"stand-up\\", '
+    '\\"calendar\\": {\\"cron\\": \\"0 9 * * 1-5\\", \\"time_zone\\": '
+    '\\"Europe/Berlin\\"}} or {\\"prompt\\": \\"tea\\", \\"after_seconds\\": 300}."}'
 )
 NOT_FUTURE = '{"code":"not_future","message":"The scheduled time must be strictly in the future."}'
 BAD_ID = (

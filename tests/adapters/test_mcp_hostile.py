@@ -45,8 +45,10 @@ AFTER_SECONDS: Final = (
     '{"code":"invalid_rule","message":"after_seconds must be a positive safe integer."}'
 )
 SELECTOR: Final = (
-    '{"code":"invalid_selector","message":"schedule_create accepts exactly one of '
-    'after_seconds, at, or every_seconds."}'
+    '{"code":"invalid_selector","message":"schedule_create accepts prompt and exactly one of '
+    'after_seconds, at, every_seconds, or calendar, e.g. {\\"prompt\\": \\"stand-up\\", '
+    '\\"calendar\\": {\\"cron\\": \\"0 9 * * 1-5\\", \\"time_zone\\": '
+    '\\"Europe/Berlin\\"}} or {\\"prompt\\": \\"tea\\", \\"after_seconds\\": 300}."}'
 )
 ZONE: Final = (
     '{"code":"invalid_time_zone","message":"time_zone must be UTC or a valid IANA '

@@ -26,6 +26,8 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from tickler.core import parse_session_jsonl, tool_catalog
+from tickler.core._errors import Msg, error
+from tickler.core._render import error_json
 
 RECORDER = Path(__file__).parent / "mcp_support" / "record_delivery.py"
 SESSION = "agent-1"
@@ -177,8 +179,7 @@ def test_lists_the_catalog_tools_and_answers_with_the_runtime_text(tmp_path: Pat
                 (
                     new,
                     {"prompt": "x", "after_seconds": 5, "note": "extra"},
-                    '{"code":"invalid_selector","message":"schedule_create accepts exactly one '
-                    'of after_seconds, at, or every_seconds."}',
+                    error_json(error("invalid_selector", Msg.SELECTOR_EXTENDED)),
                 ),
                 (
                     new,
@@ -188,8 +189,7 @@ def test_lists_the_catalog_tools_and_answers_with_the_runtime_text(tmp_path: Pat
                 (
                     new,
                     None,
-                    '{"code":"invalid_selector","message":"schedule_create accepts exactly one '
-                    'of after_seconds, at, or every_seconds."}',
+                    error_json(error("invalid_selector", Msg.SELECTOR_EXTENDED)),
                 ),
                 ("schedule_delete", {"id": "schedule-1"}, '{"id":"schedule-1","deleted":true}'),
                 (

@@ -24,7 +24,7 @@ from agents.tool import Tool
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from tickler.adapters.openai_agents import OpenAIAgentsHost, openai_agents_host, openai_agents_tools
-from tickler.core import tool_catalog
+from tickler.core import Profile, tool_catalog
 from tickler.shell._session import Session
 
 from .framework_support import (
@@ -120,9 +120,16 @@ def test_tools_carry_the_catalog_schemas_strict_where_that_keeps_their_meaning()
     assert [(t.name, t.description) for t in tools] == [
         (name, spec["description"]) for name, spec in catalog.items()
     ]
-    create, listing, delete = tools
+    # The extended profile's schemas are strict already: every tool is
+    # strict, with the catalog's schema unchanged.
+    for tool in tools:
+        assert tool.strict_json_schema, tool.name
+        assert tool.params_json_schema == catalog[tool.name]["input_schema"]
+    reference = openai_agents_tools(_ReferenceTools())
+    create, listing, delete = reference
+    reference_catalog = {spec["name"]: spec for spec in tool_catalog(profile="reference")}
     assert not create.strict_json_schema
-    assert create.params_json_schema == catalog["schedule_create"]["input_schema"]
+    assert create.params_json_schema == reference_catalog["schedule_create"]["input_schema"]
     assert listing.strict_json_schema
     assert listing.params_json_schema == {
         "type": "object",
@@ -236,3 +243,12 @@ async def test_closed_errors_and_unparsable_arguments_reach_the_model_as_tool_ou
 class _NoRuntime:
     async def call_tool(self, name: str, args: object) -> str:
         raise AssertionError(f"unexpected call {name}({args!r})")
+
+
+class _ReferenceTools(_NoRuntime):
+    """Tools that answer in the reference profile (as a session opened with
+    ``profile="reference"`` does)."""
+
+    @property
+    def profile(self) -> Profile:
+        return "reference"

@@ -206,6 +206,7 @@ async def test_chat_model_runs_a_named_model_with_the_tools_and_keeps_the_conver
             "schedule_create": INVALID_SELECTOR,
             "schedule_list": "[]",
             "schedule_delete": '{"id":"a","deleted":false,"code":"schedule_not_found"}',
+            "schedule_update": '{"id":"a","updated":false,"code":"schedule_not_found"}',
         }
         await turns(TurnInput(1, "reminder", STRETCH_REMINDER))
         assert user_prompts(turns.messages) == ["hi", STRETCH_REMINDER]

@@ -24,11 +24,13 @@ from tickler.core import (
     SCHEDULE_CHANGE,
     CorruptScheduleLog,
     CreateAfter,
+    CreateCalendar,
     CreateEvery,
     DeleteSchedule,
     ScheduleChange,
     SessionEvent,
     State,
+    UpdateSchedule,
     check_log,
     decide,
     decode_change,
@@ -37,10 +39,14 @@ from tickler.core import (
     fold_changes,
     parse_tool_call,
 )
+from tickler.core._commands import arguments_digest
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
+    CreateChangeV2,
     EverySchedule,
+    UpdateChange,
     create,
     delete,
     dispatch,
@@ -51,6 +57,7 @@ from tickler.core._session import event
 T0 = "2026-08-05T12:00:00.000Z"
 T1 = "2026-08-05T12:05:00.000Z"
 NOW = 1785931200000  # T0 in ms
+C1 = "2026-08-06T09:00:00.000Z"  # a calendar record's first occurrence after T0
 MAX_SAFE = 2**53 - 1
 
 
@@ -65,9 +72,36 @@ def _record(kind: str, **fields: Any) -> dict[str, Any]:
     return base
 
 
+def _calendar(**fields: Any) -> dict[str, Any]:
+    """A version-2 create of a calendar record (09:00 UTC daily; its first
+    occurrence after T0 is the next day's)."""
+    base: dict[str, Any] = {
+        "id": "schedule-1",
+        "kind": "calendar",
+        "prompt": "p",
+        "cron": "0 9 * * *",
+        "timeZone": "UTC",
+        "dstGap": "shift",
+        "dstOverlap": "first",
+        "scheduledAt": C1,
+    }
+    base.update(fields)
+    return {"version": 2, "operation": "create", "schedule": base}
+
+
 def _typed(record: dict[str, Any]) -> Any:
     """The record as a Struct built by hand: nothing validated it."""
     kind = record["kind"]
+    if kind == "calendar":
+        return CalendarSchedule(
+            record["id"],
+            record["prompt"],
+            record["cron"],
+            record["timeZone"],
+            record["dstGap"],
+            record["dstOverlap"],
+            record["scheduledAt"],
+        )
     if kind == "after":
         return AfterSchedule(
             record["id"], record["prompt"], record["afterSeconds"], record["scheduledAt"]
@@ -106,11 +140,28 @@ def _dispatch(schedule_id: str, accepted_at: str | None = None) -> dict[str, Any
     return change
 
 
+DIGEST = "0" * 64
+
+
+def _requested(
+    record: dict[str, Any], request_id: Any = "r1", digest: Any = DIGEST
+) -> dict[str, Any]:
+    """A version-2 create with a request id and its arguments' digest."""
+    change = {"version": 2, "operation": "create", "schedule": record}
+    return {**change, "requestId": request_id, "argsDigest": digest}
+
+
+def _update(schedule_id: str = "schedule-1", **members: Any) -> dict[str, Any]:
+    members.setdefault("id", schedule_id)
+    return {"version": 2, "operation": "update", **members}
+
+
 def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
     return tuple(_create(_record("at", id=f"schedule-{n}")) for n in numbers)
 
 
 EVERY = _create(_record("every", id="schedule-1"))
+CALENDAR = _calendar()
 AT = _create(_record("at", id="schedule-1"))
 LOG_CASES = [
     # prompt
@@ -231,6 +282,80 @@ LOG_CASES = [
         _dispatch("schedule-1", "9999-12-31T23:59:59.999Z"),
         None,
     ),
+    # calendar records (version-2 creates) and their dispatches
+    LogCase("calendar", (), CALENDAR, None),
+    LogCase("calendar prompt padded", (), _calendar(prompt="p "), Breach.PROMPT, "calendar"),
+    LogCase("calendar cron bad", (), _calendar(cron="0 25 * * *"), Breach.CALENDAR_RULE),
+    LogCase("calendar cron not text", (), _calendar(cron=9), Breach.CALENDAR_RULE),
+    LogCase("calendar zone unknown", (), _calendar(timeZone="Mars/Olympus"), Breach.CALENDAR_RULE),
+    LogCase("calendar zone not canonical", (), _calendar(timeZone="etc/utc"), Breach.CALENDAR_RULE),
+    LogCase("calendar zone canonical", (), _calendar(timeZone="Etc/UTC"), None),
+    LogCase("calendar gap bad", (), _calendar(dstGap="never"), Breach.CALENDAR_RULE),
+    LogCase("calendar overlap bad", (), _calendar(dstOverlap="last"), Breach.CALENDAR_RULE),
+    LogCase("calendar id padded", (), _calendar(id=" schedule-1"), Breach.ID),
+    LogCase("calendar instant no ms", (), _calendar(scheduledAt=C1[:19] + "Z"), Breach.INSTANT_SHAPE),
+    LogCase("calendar off its rule", (), _calendar(scheduledAt=T1), Breach.CALENDAR_OFF_RULE),
+    LogCase("calendar reuse", _ids(1), CALENDAR, Breach.ID_REUSED, schedule_id="schedule-1"),
+    LogCase("calendar dispatch without acceptedAt", (CALENDAR,), _dispatch("schedule-1"), Breach.CALENDAR_NO_ACCEPTED_AT),
+    LogCase(
+        "calendar dispatch before target",
+        (CALENDAR,),
+        _dispatch("schedule-1", "2026-08-06T08:59:59.999Z"),
+        Breach.DISPATCH_PRECEDES,
+        "calendar",
+    ),
+    LogCase("calendar dispatch at target", (CALENDAR,), _dispatch("schedule-1", C1), None),
+    LogCase("calendar dispatch days late", (CALENDAR,), _dispatch("schedule-1", "2026-09-01T00:00:00.000Z"), None),
+    LogCase("calendar delete", (CALENDAR,), _delete("schedule-1"), None),
+    # request ids (version 2)
+    LogCase("request", (), _requested(_record("after")), None),
+    LogCase("request of a calendar", (), _requested(CALENDAR["schedule"]), None),
+    LogCase("request id padded", (), _requested(_record("after"), " r1"), Breach.REQUEST_ID),
+    LogCase("request id too long", (), _requested(_record("after"), "r" * 201), Breach.REQUEST_ID),
+    LogCase("request id longest", (), _requested(_record("after"), "r" * 200), None),
+    LogCase("request digest short", (), _requested(_record("after"), digest="0" * 63), Breach.ARGS_DIGEST),
+    LogCase("request digest upper", (), _requested(_record("after"), digest="A" * 64), Breach.ARGS_DIGEST),
+    LogCase(
+        "request reused",
+        (_requested(_record("at")),),
+        _requested(_record("at", id="schedule-2")),
+        Breach.REQUEST_REUSED,
+        schedule_id="r1",
+    ),
+    LogCase(
+        "request reused after a delete",
+        (_requested(_record("at")), _delete("schedule-1")),
+        _requested(_record("at", id="schedule-2")),
+        Breach.REQUEST_REUSED,
+        schedule_id="r1",
+    ),
+    # updates in place (version 2)
+    LogCase("update prompt", (AT,), _update(prompt="q"), None),
+    LogCase("update pause", (AT,), _update(paused=True), None),
+    LogCase("update snooze", (AT,), _update(scheduledAt="2026-08-05T13:00:00.000Z"), None),
+    LogCase("update inactive", (), _update(paused=True), Breach.UPDATE_INACTIVE, schedule_id="schedule-1"),
+    LogCase("update id padded", (AT,), _update(id="schedule-1 ", paused=True), Breach.ID),
+    LogCase("update prompt padded", (AT,), _update(prompt=" q"), Breach.PROMPT, "update"),
+    LogCase("update paused not boolean", (AT,), _update(paused=1), Breach.PAUSED_NOT_BOOLEAN),
+    LogCase("update instant bad", (AT,), _update(scheduledAt="2026-08-05T13:00:00Z"), Breach.INSTANT_SHAPE),
+    LogCase("update every on its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:15:00.000Z"), None),
+    LogCase("update every off its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:14:00.000Z"), Breach.UPDATE_OFF_LATTICE),
+    LogCase("dispatch paused", (AT, _update(paused=True)), _dispatch("schedule-1"), Breach.DISPATCH_PAUSED, schedule_id="schedule-1"),
+    LogCase("dispatch resumed", (AT, _update(paused=True), _update(paused=False)), _dispatch("schedule-1"), None),
+    LogCase("delete paused", (EVERY, _update(paused=True)), _delete("schedule-1"), None),
+    LogCase(
+        "calendar dispatch at its snoozed target",
+        (CALENDAR, _update(scheduledAt="2026-08-06T09:10:00.000Z")),
+        _dispatch("schedule-1", "2026-08-06T09:10:00.000Z"),
+        None,
+    ),
+    LogCase(
+        "calendar dispatch before its snoozed target",
+        (CALENDAR, _update(scheduledAt="2026-08-06T09:10:00.000Z")),
+        _dispatch("schedule-1", "2026-08-06T09:09:00.000Z"),
+        Breach.DISPATCH_PRECEDES,
+        "calendar",
+    ),
 ]  # fmt: skip
 
 
@@ -247,9 +372,21 @@ def _state(before: tuple[dict[str, Any], ...]) -> State:
 
 def _typed_change(change: dict[str, Any]) -> ScheduleChange:
     if change["operation"] == "create":
-        return create(_typed(change["schedule"]))
+        record = _typed(change["schedule"])
+        if change["version"] != 2:
+            return create(record)
+        return CreateChangeV2(
+            schedule=record,
+            request_id=change.get("requestId"),
+            args_digest=change.get("argsDigest"),
+        )
     if change["operation"] == "delete":
         return delete(change["id"])
+    if change["operation"] == "update":
+        fields = {"prompt": "prompt", "paused": "paused", "scheduledAt": "scheduled_at"}
+        return UpdateChange(
+            id=change["id"], **{fields[k]: v for k, v in change.items() if k in fields}
+        )
     return dispatch(change["id"], change.get("acceptedAt"))
 
 
@@ -273,6 +410,11 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.ID,
         Breach.INSTANT_SHAPE,
         Breach.INSTANT_NOT_REAL,
+        Breach.CALENDAR_RULE,
+        Breach.CALENDAR_OFF_RULE,
+        Breach.PAUSED_NOT_BOOLEAN,
+        Breach.REQUEST_ID,
+        Breach.ARGS_DIGEST,
     }
     if case.breach is None:
         decode_change(json.dumps(case.judged))
@@ -317,6 +459,7 @@ class ToolCase:
     now: int = NOW
 
 
+DAILY = {"cron": "0 9 * * *", "time_zone": "Europe/Berlin"}
 TOOL_CASES = [
     ToolCase("prompt blank", "schedule_create", {"prompt": " \u3000", "after_seconds": 5},
              CreateAfter(" \u3000", 5), Breach.PROMPT),
@@ -348,12 +491,55 @@ TOOL_CASES = [
              {"prompt": "p", "after_seconds": 251616369599}, CreateAfter("p", 251616369599), None),
     ToolCase("an unusable clock", "schedule_create", {"prompt": "p", "after_seconds": 5},
              CreateAfter("p", 5), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
+    ToolCase("calendar", "schedule_create", {"prompt": "p", "calendar": DAILY},
+             CreateCalendar("p", DAILY), None),
+    ToolCase("calendar prompt blank", "schedule_create", {"prompt": " ", "calendar": DAILY},
+             CreateCalendar(" ", DAILY), Breach.PROMPT),
+    ToolCase("calendar past the range", "schedule_create", {"prompt": "p", "calendar": DAILY},
+             CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=253402300799999),
+    ToolCase("update paused not boolean", "schedule_update", {"id": "schedule-1", "paused": "yes"},
+             UpdateSchedule(id="schedule-1", paused="yes"), Breach.PAUSED_NOT_BOOLEAN),
+    ToolCase("update paused", "schedule_update", {"id": "schedule-1", "paused": True},
+             UpdateSchedule(id="schedule-1", paused=True), None),
+    ToolCase("update snooze 0", "schedule_update", {"id": "schedule-1", "snooze_seconds": 0},
+             UpdateSchedule(id="schedule-1", snooze_seconds=0), Breach.SNOOZE_SECONDS),
+    ToolCase("update snooze 1.5", "schedule_update", {"id": "schedule-1", "snooze_seconds": 1.5},
+             UpdateSchedule(id="schedule-1", snooze_seconds=1.5), Breach.SNOOZE_SECONDS),
+    ToolCase("update snooze 1", "schedule_update", {"id": "schedule-1", "snooze_seconds": 1},
+             UpdateSchedule(id="schedule-1", snooze_seconds=1), None),
+    ToolCase("update snooze every", "schedule_update", {"id": "schedule-2", "snooze_seconds": 60},
+             UpdateSchedule(id="schedule-2", snooze_seconds=60), Breach.SNOOZE_EVERY),
+    ToolCase("update snooze past the range", "schedule_update",
+             {"id": "schedule-1", "snooze_seconds": 251616369600},
+             UpdateSchedule(id="schedule-1", snooze_seconds=251616369600), Breach.OUT_OF_RANGE),
+    ToolCase("update prompt blank", "schedule_update", {"id": "schedule-1", "prompt": " "},
+             UpdateSchedule(id="schedule-1", prompt=" "), Breach.PROMPT),
+    ToolCase("request id padded", "schedule_create",
+             {"prompt": "p", "after_seconds": 5, "request_id": "r2 "},
+             CreateAfter("p", 5, "r2 "), Breach.REQUEST_ID),
+    ToolCase("request id new", "schedule_create",
+             {"prompt": "p", "after_seconds": 5, "request_id": "r2"},
+             CreateAfter("p", 5, "r2"), None),
+    ToolCase("request id with other arguments", "schedule_create",
+             {"prompt": "p", "after_seconds": 6, "request_id": "r1"},
+             CreateAfter("p", 6, "r1"), Breach.REQUEST_OTHER_ARGS),
+    ToolCase("calendar at an unusable clock", "schedule_create", {"prompt": "p", "calendar": DAILY},
+             CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", TOOL_CASES, ids=lambda case: case.name)
 def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
-    state = fold_changes([create(_typed(_record("at")))])
+    state = fold_changes(
+        [
+            create(_typed(_record("at"))),
+            create(_typed(_record("every", id="schedule-2"))),
+            create(
+                _typed(_record("after", id="schedule-3")),
+                ("r1", arguments_digest(CreateAfter("p", 5, "r1"))),
+            ),
+        ]
+    )
     parsed = parse_tool_call(case.tool, case.args)
     changes, decided = decide(state, case.command, case.now)  # type: ignore[arg-type]
     if case.breach is None:
@@ -364,7 +550,13 @@ def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
     expected = tool_error(case.breach)
     # The parser judges the rules the reference judges before the queue; the
     # range and future rules need the clock, so only decide judges them.
-    if case.breach in {Breach.OUT_OF_RANGE, Breach.NOT_FUTURE}:
+    decide_only = {
+        Breach.OUT_OF_RANGE,
+        Breach.NOT_FUTURE,
+        Breach.SNOOZE_EVERY,
+        Breach.REQUEST_OTHER_ARGS,
+    }
+    if case.breach in decide_only:
         assert is_successful(parsed)
         assert decide(state, parsed.unwrap(), case.now)[1].failure() == expected
     else:
@@ -377,6 +569,11 @@ def test_each_tool_rule_has_a_case() -> None:
     """The table covers every breach a tool call can commit."""
     covered = {case.breach for case in TOOL_CASES}
     tool_breaches = {
+        Breach.REQUEST_ID,
+        Breach.REQUEST_OTHER_ARGS,
+        Breach.PAUSED_NOT_BOOLEAN,
+        Breach.SNOOZE_SECONDS,
+        Breach.SNOOZE_EVERY,
         Breach.PROMPT,
         Breach.AFTER_SECONDS,
         Breach.EVERY_NOT_INTEGER,
@@ -392,6 +589,9 @@ def test_each_log_rule_has_a_case() -> None:
     log_breaches = set(Breach) - {
         Breach.OUT_OF_RANGE,  # a new target's rules, judged on tool calls
         Breach.NOT_FUTURE,
+        Breach.SNOOZE_SECONDS,  # a tool call's (the log keeps the snoozed target)
+        Breach.REQUEST_OTHER_ARGS,  # a tool call's (the log keeps the first create)
+        Breach.SNOOZE_EVERY,
         Breach.ACCEPTED_OUT_OF_RANGE,  # not reachable from a decodable acceptedAt
         Breach.INTERVAL_NOT_POSITIVE,  # not reachable from a decodable everySeconds
     }
