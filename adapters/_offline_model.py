@@ -6,7 +6,11 @@ runtime, exactly as an LLM would:
 * "remind me in 10 seconds to stretch" (seconds/minutes/hours)
 * "remind me at 09:00 Europe/Berlin to call Anna" (optionally "on 2026-12-24",
   optionally with seconds "09:00:30"; no zone means UTC)
-* "every 5 minutes drink water" (at least 5 minutes: the floor is 300 s)
+* "every 5 minutes drink water", "every hour to stretch" (fixed-rate; at
+  least 5 minutes: the floor is 300 s)
+* "every weekday at 9 to write notes", "every Monday at 8am", "on weekdays
+  at 17:00": a calendar rule in the viewer's zone
+  (:mod:`tickler.adapters._calendar_phrases`), its next occurrences shown
 * "list", "delete schedule-2"
 
 A reminder turn is answered by presenting its prompt(s) to the user. Times
@@ -23,8 +27,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tickler.adapters._calendar_phrases import calendar_request
 from tickler.adapters._times import UTC_ZONE, when_text
-from tickler.core import parse_instant
+from tickler.core import (
+    CalendarRule,
+    format_instant,
+    next_occurrences,
+    parse_calendar,
+    parse_instant,
+)
 from tickler.core._zones import resolve_zone
 from tickler.shell._reference_host import TurnInput
 
@@ -42,14 +53,16 @@ _AT: Final = re.compile(
     re.IGNORECASE,
 )
 _EVERY: Final = re.compile(
-    r"(?:remind me )?every (\d+)\s*([a-z]+?)s?\b\s*(?:to |about |that )?(.+)", re.IGNORECASE
+    r"(?:remind me )?every (?:(\d+)\s*)?([a-z]+?)s?\b(?:\s*(?:to |about |that )?(.+))?",
+    re.IGNORECASE,
 )
 _DELETE: Final = re.compile(r"(?:delete|cancel|remove)\s+(\S+)", re.IGNORECASE)
 _HELP: Final = (
     'I can set reminders: "remind me in 10 seconds to stretch", '
     '"remind me at 09:00 Europe/Berlin to call Anna", "every 5 minutes drink water", '
-    '"list", "delete schedule-1".'
+    '"every weekday at 9 to write notes", "list", "delete schedule-1".'
 )
+_PREVIEW: Final = 3
 
 
 class OfflineModel:
@@ -92,14 +105,15 @@ class OfflineModel:
                     "schedule_create", {"prompt": m.group(3), "after_seconds": seconds}
                 )
             )
+        if args := calendar_request(text, (self._zone or UTC_ZONE).key):
+            return self._created_calendar(await self._tool("schedule_create", args), args)
         if m := _EVERY.fullmatch(text):
-            seconds = _seconds(m.group(1), m.group(2))
+            seconds = _seconds(m.group(1) or "1", m.group(2))
             if seconds is None:
                 return _HELP
+            prompt = m.group(3) or text
             return self._created(
-                await self._tool(
-                    "schedule_create", {"prompt": m.group(3), "every_seconds": seconds}
-                )
+                await self._tool("schedule_create", {"prompt": prompt, "every_seconds": seconds})
             )
         if text.lower() in {"list", "list reminders", "what are my reminders?", "reminders"}:
             return self._listed(await self._tool("schedule_list", {}))
@@ -124,6 +138,23 @@ class OfflineModel:
             when = self._when(value["scheduledAt"], own)
             return f"OK: {what} fires at {when}: {value['prompt']}"
         return f"Sorry, that did not work: {_message(value)}"
+
+    def _created_calendar(self, value: dict[str, Any] | list[Any], args: dict[str, object]) -> str:
+        """The created answer, then the next occurrences, each in UTC, in
+        the rule's zone and in the viewer's."""
+        text = self._created(value)
+        rule = parse_calendar(args["calendar"])
+        if (
+            not isinstance(value, dict)
+            or "scheduledAt" not in value
+            or not isinstance(rule, CalendarRule)
+        ):
+            return text
+        own = resolve_zone(rule.time_zone)
+        first = parse_instant(value["scheduledAt"])
+        upcoming = (first, *next_occurrences(rule, first, _PREVIEW - 1))
+        lines = [f"  {self._when(format_instant(at), own)}" for at in upcoming]
+        return f"{text}\nNext {len(upcoming)}:\n" + "\n".join(lines)
 
     def _listed(self, value: dict[str, Any] | list[Any]) -> str:
         if not isinstance(value, list):
