@@ -10,7 +10,7 @@ import click
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import examine_paths, exit_code
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._inspect_run import inspect_paths
+from tickler.adapters.cli._inspect_run import inspect_paths, why_paths
 from tickler.adapters.cli._options import log_format_option, log_level_option
 from tickler.adapters.cli._output import print_json
 from tickler.core._zones import resolve_zone
@@ -54,17 +54,28 @@ def check(paths: tuple[str, ...], as_json: bool) -> int:
     help="Zone to show targets in, besides UTC (default: this machine's zone: "
     "TZ, else /etc/localtime, else UTC).",
 )
+@click.option(
+    "--why",
+    "why_id",
+    default=None,
+    metavar="ID",
+    help="Tell reminder ID's story instead: created, each occurrence due, delivered "
+    "(when, how late), skipped by catch-up, deleted.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def inspect(path: str, tz_name: str | None, as_json: bool) -> int:
+def inspect(path: str, tz_name: str | None, why_id: str | None, as_json: bool) -> int:
     """Show a session's active reminders, next wake and delivery history.
 
     PATH is a session file or a directory (a tickler store or a harness
-    root): then every session in it is shown. Exit codes as for check.
+    root): then every session in it is shown. Exit codes as for check; with
+    --why, exit 2 when no session created that reminder.
     """
     zone = local_zone() if tz_name is None else resolve_zone(tz_name)
     if zone is None:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
     now_ms = time.time_ns() // 1_000_000
+    if why_id is not None:
+        return why_paths(path, why_id, now_ms, zone, as_json=as_json)
     return inspect_paths(path, now_ms, zone, as_json=as_json)
 
 
