@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' 2>/dev/null) $(wildcard *.p
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar clean
+.PHONY: install demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -62,7 +62,7 @@ specs: install
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
 # run (the machine may be shared); about 10 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp bench-calendar
+bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp bench-calendar bench-calendar-ops
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -84,6 +84,11 @@ bench-mcp: install
 # Calendar rules: next occurrence per wake against croniter and APScheduler 3.
 bench-calendar: install
 	$(BIN)/python -m bench.calendar
+
+# Create, delete, deliver and list with 10,000 calendar reminders in a session
+# against 10 (the core and a session; the bound is 1.3x).
+bench-calendar-ops: install
+	$(BIN)/python -m bench.calendar_ops
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
