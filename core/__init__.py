@@ -24,6 +24,7 @@ from tickler.core._commands import (
     Command,
     CreateAfter,
     CreateAt,
+    CreateCalendar,
     CreateEvery,
     CreateSchedule,
     DeleteSchedule,
@@ -49,7 +50,9 @@ from tickler.core._model import (
     SCHEDULE_CHANGE_VERSION,
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
@@ -68,6 +71,7 @@ from tickler.core._outcomes import (
     ToolOutcome,
     Wait,
 )
+from tickler.core._profile import DEFAULT_PROFILE, PROFILES, Profile
 from tickler.core._render import render
 from tickler.core._rules import Breach
 from tickler.core._session import (
@@ -82,11 +86,13 @@ from tickler.core._tools import handle
 from tickler.core._zones import TZDATA_VERSION
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "EMPTY_STATE",
     "ERROR_CODES",
     "MAX_INSTANT_MS",
     "MIN_EVERY_INTERVAL_SECONDS",
     "MIN_INSTANT_MS",
+    "PROFILES",
     "SCHEDULE_CHANGE",
     "SCHEDULE_CHANGE_VERSION",
     "TZDATA_VERSION",
@@ -95,12 +101,15 @@ __all__ = [
     "Breach",
     "CalendarMsg",
     "CalendarRule",
+    "CalendarSchedule",
     "CatchUp",
     "Command",
     "CorruptScheduleLog",
     "CreateAfter",
     "CreateAt",
+    "CreateCalendar",
     "CreateChange",
+    "CreateChangeV2",
     "CreateEvery",
     "CreateSchedule",
     "Created",
@@ -120,6 +129,7 @@ __all__ = [
     "Operation",
     "Outcome",
     "ParsedSession",
+    "Profile",
     "ScheduleChange",
     "ScheduleError",
     "ScheduleRecord",

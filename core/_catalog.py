@@ -9,10 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
+from tickler.core import _catalog_extended as extended
 from tickler.core._commands import CREATE, DELETE, LIST
 from tickler.core._errors import ERROR_CODES, OPERATIONS
 from tickler.core._model import MIN_EVERY_INTERVAL_SECONDS
 from tickler.core._outcomes import DELIVERY_MODE
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 
 JsonSchema = dict[str, Any]
 
@@ -153,11 +155,58 @@ _CATALOG: Final[list[dict[str, Any]]] = [
 ]
 
 
-def tool_catalog() -> list[dict[str, Any]]:
+def _calendar_view() -> JsonSchema:
+    preview = _closed({"utc": {"type": "string"}, "local": {"type": "string"}})
+    calendar = _closed(
+        {
+            "cron": {"type": "string"},
+            "time_zone": {"type": "string"},
+            "dst_gap": {"type": "string", "enum": ["shift", "skip"]},
+            "dst_overlap": {"type": "string", "enum": ["first", "both"]},
+        }
+    )
+    return _closed(
+        {
+            "id": {"type": "string"},
+            "kind": _const("calendar"),
+            "prompt": {"type": "string"},
+            "calendar": calendar,
+            "scheduledAt": {"type": "string"},
+            "state": {"type": "string", "enum": ["scheduled", "overdue"]},
+            "deliveryMode": _const(DELIVERY_MODE),
+            "nextOccurrences": {"type": "array", "items": preview, "maxItems": 3},
+        }
+    )
+
+
+def _extended_catalog() -> list[dict[str, Any]]:
+    view = {"oneOf": [*_VIEW["oneOf"], _calendar_view()]}
+    outputs = {
+        CREATE: _outputs(view),
+        LIST: _outputs({"type": "array", "items": view}),
+        DELETE: _CATALOG[2]["output_schema"],
+    }
+    return [
+        {
+            "name": name,
+            "description": extended.DESCRIPTIONS[name],
+            "input_schema": extended.INPUTS[name],
+            "output_schema": outputs[name],
+        }
+        for name in (CREATE, LIST, DELETE)
+    ]
+
+
+_EXTENDED: Final = _extended_catalog()
+
+
+def tool_catalog(*, profile: Profile = DEFAULT_PROFILE) -> list[dict[str, Any]]:
     """Per tool: ``name``, ``description``, ``input_schema``, ``output_schema``.
 
-    Input roots are open objects, as in the reference (unknown keys reach the
-    tool, which answers ``invalid_selector`` for ``schedule_create``).
+    ``reference``: the v1 contract; input roots are open objects, as in the
+    reference (unknown keys reach the tool, which answers
+    ``invalid_selector`` for ``schedule_create``). ``extended``: closed,
+    strict-mode schemas with the calendar selector.
     A fresh deep copy each call, so callers may adapt it.
     """
-    return copy.deepcopy(_CATALOG)
+    return copy.deepcopy(_CATALOG if profile == "reference" else _EXTENDED)

@@ -21,7 +21,9 @@ from tickler.core._jstext import js_string
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
@@ -31,10 +33,21 @@ from tickler.core._model import (
     delete,
     dispatch,
 )
-from tickler.core._rules import Breach, Reason, fields_rule, id_breach, instant_rule, log_reason
+from tickler.core._rules import (
+    Breach,
+    Reason,
+    calendar_record_rule,
+    fields_rule,
+    id_breach,
+    instant_rule,
+    log_reason,
+)
 from tickler.core._wire import fast_decode
 
 _CREATE_KEYS: Final = frozenset({"version", "operation", "schedule"})
+_CALENDAR_KEYS: Final = frozenset(
+    {"id", "kind", "prompt", "cron", "timeZone", "dstGap", "dstOverlap", "scheduledAt"}
+)
 _ID_KEYS: Final = frozenset({"version", "operation", "id"})
 _DISPATCH_AT_KEYS: Final = frozenset({"version", "operation", "id", "acceptedAt"})
 # Per kind: its exact key set, the reason a wrong one gets, its interval key.
@@ -71,11 +84,15 @@ def _load_json(raw: bytes | str) -> object:
         raise CorruptScheduleLog(Reason.NOT_JSON) from exc
 
 
-def decode_change_value(value: object) -> ScheduleChange:
+def decode_change_value(value: object) -> ScheduleChange:  # noqa: C901 - one branch per shape
     """Decode an already-parsed JSON value, in the reference's check order."""
     if not isinstance(value, Mapping):
         raise CorruptScheduleLog(Reason.PAYLOAD)
     version = value.get("version")
+    if _is_v2_create(value):
+        return _decode_v2_create(value)
+    # Version 2 holds only what version 1 cannot say; any other payload must
+    # be version 1 (the reference's own reason for every other version).
     if isinstance(version, bool) or version != 1:
         raise CorruptScheduleLog(Reason.VERSION)
     keys = value.keys()
@@ -97,6 +114,38 @@ def decode_change_value(value: object) -> ScheduleChange:
             raise CorruptScheduleLog(Reason.DISPATCH_KEYS)
         case _:
             raise CorruptScheduleLog(Reason.OPERATION)
+
+
+def _is_v2_create(value: Mapping[str, object]) -> bool:
+    """A version-2 create: one of a calendar record."""
+    version, schedule = value.get("version"), value.get("schedule")
+    return (
+        type(version) is int
+        and version == 2
+        and value.get("operation") == "create"
+        and isinstance(schedule, Mapping)
+        and schedule.get("kind") == "calendar"
+    )
+
+
+def _decode_v2_create(value: Mapping[str, object]) -> CreateChangeV2:
+    if value.keys() != _CREATE_KEYS:
+        raise CorruptScheduleLog(Reason.V2_CREATE_KEYS)
+    record = value["schedule"]
+    assert isinstance(record, Mapping)
+    if record.keys() != _CALENDAR_KEYS:
+        raise CorruptScheduleLog(Reason.CALENDAR_KEYS)
+    fields = [
+        record[key]
+        for key in ("prompt", "cron", "timeZone", "dstGap", "dstOverlap", "id", "scheduledAt")
+    ]
+    checked = calendar_record_rule(*fields)
+    if isinstance(checked, Breach):
+        raise CorruptScheduleLog(log_reason(checked, kind="calendar"))
+    prompt, cron, zone, gap, overlap, schedule_id, scheduled_at = (str(f) for f in fields)
+    return CreateChangeV2(
+        schedule=CalendarSchedule(schedule_id, prompt, cron, zone, gap, overlap, scheduled_at)
+    )
 
 
 def _decode_record(value: object) -> ScheduleRecord:
@@ -150,6 +199,11 @@ def _record_json(record: ScheduleRecord) -> str:
             head += f',"afterSeconds":{seconds}'
         case EverySchedule(every_seconds=seconds):
             head += f',"everySeconds":{seconds}'
+        case CalendarSchedule():
+            head += (
+                f',"cron":{js_string(record.cron)},"timeZone":{js_string(record.time_zone)}'
+                f',"dstGap":"{record.dst_gap}","dstOverlap":"{record.dst_overlap}"'
+            )
         case AtSchedule():
             pass
     return f'{head},"scheduledAt":"{record.scheduled_at}"}}'
@@ -160,6 +214,8 @@ def change_json(change: ScheduleChange) -> str:
     match change:
         case CreateChange(schedule=record):
             return f'{{"version":1,"operation":"create","schedule":{_record_json(record)}}}'
+        case CreateChangeV2(schedule=record):
+            return f'{{"version":2,"operation":"create","schedule":{_record_json(record)}}}'
         case DeleteChange(id=schedule_id):
             return f'{{"version":1,"operation":"delete","id":{js_string(schedule_id)}}}'
         case DispatchChange(id=schedule_id, accepted_at=str(accepted_at)):

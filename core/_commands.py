@@ -20,6 +20,7 @@ from returns.result import Failure, Result, Success
 
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._jsnum import holds_lossy_number, is_json_number
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
     after_seconds_rule,
@@ -48,6 +49,14 @@ class CreateEvery(msgspec.Struct, frozen=True):
     every_seconds: int
 
 
+class CreateCalendar(msgspec.Struct, frozen=True):
+    """``calendar`` is the raw JSON value (``{cron, time_zone, dst_gap?,
+    dst_overlap?}``), validated by ``decide`` (extended profile only)."""
+
+    prompt: str
+    calendar: object
+
+
 class ListSchedules(msgspec.Struct, frozen=True):
     pass
 
@@ -60,7 +69,7 @@ class DeliverDue(msgspec.Struct, frozen=True):
     """Deliver what is due at ``now``, or say when to look again."""
 
 
-CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery
+CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery | CreateCalendar
 ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule
 Command: TypeAlias = ToolCommand | DeliverDue
 
@@ -69,6 +78,8 @@ LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
+_EXTENDED_SELECTORS: Final = (*_SELECTORS, "calendar")
+_EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", *_EXTENDED_SELECTORS})
 
 
 # Arguments holding a number JSON cannot carry (-0.0, an infinity such as
@@ -89,12 +100,21 @@ _LOSSY_ARGUMENTS: Final = {
 }
 
 
-def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleError]:
-    """Validate a tool call's shape; never raises. ``args`` None means ``{}``."""
+def parse_tool_call(
+    name: str, args: object, *, profile: Profile = DEFAULT_PROFILE
+) -> Result[ToolCommand, ScheduleError]:
+    """Validate a tool call's shape; never raises. ``args`` None means ``{}``.
+
+    In the extended profile a member whose value is null is absent (strict
+    tool schemas make every field required and nullable)."""
     arguments: object = {} if args is None else args
+    if profile == "extended" and isinstance(arguments, Mapping):
+        arguments = _without_nulls(arguments)
     if name in _LOSSY_ARGUMENTS and holds_lossy_number(arguments):
         return Failure(_LOSSY_ARGUMENTS[name])
     if name == CREATE:
+        if profile == "extended":
+            return _parse_create(arguments, _EXTENDED_SELECTORS, _EXTENDED_CREATE_KEYS)
         return _parse_create(arguments)
     if name == LIST:
         # The reference's registry refuses arguments that are not an object
@@ -107,14 +127,30 @@ def parse_tool_call(name: str, args: object) -> Result[ToolCommand, ScheduleErro
     return Failure(INTERNAL_ERROR)
 
 
-def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
+def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:
+    """The members that are not null, and so for a ``calendar`` object's."""
+    kept = {key: value for key, value in arguments.items() if value is not None}
+    calendar = kept.get("calendar")
+    if isinstance(calendar, Mapping):
+        kept["calendar"] = {key: value for key, value in calendar.items() if value is not None}
+    return kept
+
+
+def _parse_create(
+    args: object,
+    selectors: tuple[str, ...] = _SELECTORS,
+    allowed: frozenset[str] = _CREATE_KEYS,
+) -> Result[ToolCommand, ScheduleError]:
     """The pre-queue checks, in the reference's order: the selector set (a
     shape), then the prompt and the interval rules (the rulebook's)."""
+    wrong = error(
+        "invalid_selector", Msg.SELECTOR if selectors is _SELECTORS else Msg.SELECTOR_EXTENDED
+    )
     if not isinstance(args, Mapping):
-        return Failure(error("invalid_selector", Msg.SELECTOR))
-    present = [key for key in _SELECTORS if key in args]
-    if not args.keys() <= _CREATE_KEYS or len(present) != 1:
-        return Failure(error("invalid_selector", Msg.SELECTOR))
+        return Failure(wrong)
+    present = [key for key in selectors if key in args]
+    if not args.keys() <= allowed or len(present) != 1:
+        return Failure(wrong)
     prompt = args.get("prompt")
     if not isinstance(prompt, str) or isinstance(tool_prompt(prompt), Breach):
         return Failure(tool_error(Breach.PROMPT))
@@ -122,6 +158,8 @@ def _parse_create(args: object) -> Result[ToolCommand, ScheduleError]:
     value = args[selector]
     if selector == "at":
         return Success(CreateAt(prompt, value))
+    if selector == "calendar":
+        return Success(CreateCalendar(prompt, value))
     # -0.0, NaN and infinities are not JSON numbers: the wrong type, like "30".
     number = value if is_json_number(value) else None
     if selector == "after_seconds":

@@ -9,22 +9,25 @@ from __future__ import annotations
 from returns.result import Failure, Result, Success
 
 from tickler.core._at import parse_at
+from tickler.core._calendar import next_occurrence
 from tickler.core._commands import (
     Command,
     CreateAfter,
     CreateAt,
+    CreateCalendar,
     CreateEvery,
     CreateSchedule,
     DeleteSchedule,
     DeliverDue,
     ListSchedules,
 )
-from tickler.core._errors import ScheduleError
+from tickler.core._errors import Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
 from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
@@ -44,14 +47,18 @@ from tickler.core._outcomes import (
     ViewState,
     Wait,
 )
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
     after_seconds_rule,
+    calendar_fields_rule,
+    calendar_step_rule,
     every_interval_rule,
     id_breach,
     is_due,
     lattice_rule,
     target_breach,
+    tool_calendar,
     tool_error,
     tool_prompt,
 )
@@ -62,15 +69,20 @@ Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
 _AFTER_EVERY_ORDER = 2**63
 
 
-def decide(state: State, command: Command, now: int) -> Decision:
+def decide(
+    state: State, command: Command, now: int, *, profile: Profile = DEFAULT_PROFILE
+) -> Decision:
     """Changes to append (possibly none) and the outcome, for ``command`` at
     ``now``. A rejected command yields no changes. An unusable ``now`` (not a
     safe integer) fails only where the reference reads it: the range rule of
     a new target, and a fixed-rate batch. Every rule is the rulebook's
     (:mod:`tickler.core._rules`); a command built by hand is judged as fully
-    as one from :func:`~tickler.core._commands.parse_tool_call`."""
+    as one from :func:`~tickler.core._commands.parse_tool_call`. The
+    ``reference`` profile refuses what only the extended profile offers."""
     match command:
-        case CreateAfter() | CreateAt() | CreateEvery():
+        case CreateCalendar() if profile == "reference":
+            return (), Failure(error("invalid_selector", Msg.SELECTOR))
+        case CreateAfter() | CreateAt() | CreateEvery() | CreateCalendar():
             return _create(state, command, now)
         case ListSchedules():
             views = tuple(view(record, now) for record in state.active)
@@ -124,6 +136,23 @@ def _every(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleReco
     return EverySchedule(id=schedule_id, prompt=prompt, every_seconds=seconds, scheduled_at=at)
 
 
+def _calendar(
+    prompt: str, raw: object, schedule_id: str, now: int
+) -> ScheduleRecord | ScheduleError:
+    """The rule (the rulebook's), then its first occurrence strictly after
+    ``now``, which must be representable."""
+    rule = tool_calendar(raw)
+    if isinstance(rule, ScheduleError):
+        return rule
+    first = next_occurrence(rule, now)
+    at = tool_error(Breach.OUT_OF_RANGE) if first is None else future_instant(first, now)
+    if isinstance(at, ScheduleError):
+        return at
+    return CalendarSchedule(
+        schedule_id, prompt, rule.cron, rule.time_zone, rule.dst_gap, rule.dst_overlap, at
+    )
+
+
 def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
     """The domain checks, in the reference's order (prompt first)."""
     prompt = tool_prompt(command.prompt)
@@ -136,6 +165,8 @@ def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleReco
             return _at(prompt, raw, schedule_id, now)
         case CreateEvery(every_seconds=raw):
             return _every(prompt, raw, schedule_id, now)
+        case CreateCalendar(calendar=raw):
+            return _calendar(prompt, raw, schedule_id, now)
 
 
 def _create(state: State, command: CreateSchedule, now: int) -> Decision:
@@ -180,15 +211,32 @@ def next_target(state: State) -> int | None:
 
 def _every_batch(state: State, now: int) -> Decision:
     occurrences: list[Occurrence] = []
+    skipped: list[int] = []
     for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
         active = state.entries[schedule_id]
         record = active.record
+        if isinstance(record, CalendarSchedule):
+            rule = calendar_fields_rule(
+                record.cron, record.time_zone, record.dst_gap, record.dst_overlap
+            )
+            assert not isinstance(rule, Breach)  # judged when it was created
+            caught = calendar_step_rule(rule, active.target, now)
+            if isinstance(caught, Breach):  # the clock is outside years 0001-9999
+                return (), Failure(tool_error(caught))
+            occurrences.append(
+                Occurrence(schedule_id, format_instant(caught.occurrence), record.prompt)
+            )
+            skipped.append(caught.skipped)
+            continue
         assert isinstance(record, EverySchedule)
         step = lattice_rule(active.target, record.every_seconds, now)
         if isinstance(step, Breach):  # the clock is outside years 0001-9999
             return (), Failure(tool_error(step))
+        skipped.append((step[0] - active.target) // (record.every_seconds * 1000))
         occurrences.append(Occurrence(schedule_id, format_instant(step[0]), record.prompt))
     accepted_at = format_instant(now)
     changes = tuple(dispatch(o.id, accepted_at) for o in occurrences)
-    delivery = Delivery(every_batch_framing(occurrences), tuple(occurrences), accepted_at)
+    delivery = Delivery(
+        every_batch_framing(occurrences), tuple(occurrences), accepted_at, tuple(skipped)
+    )
     return changes, Success(delivery)

@@ -46,6 +46,12 @@ class Msg:
 
     PROMPT: Final = "prompt must be non-empty after trimming."
     SELECTOR: Final = "schedule_create accepts exactly one of after_seconds, at, or every_seconds."
+    # the extended profile's (not the reference's): it names the fourth selector
+    SELECTOR_EXTENDED: Final = (
+        "schedule_create accepts prompt and exactly one of after_seconds, at, every_seconds, "
+        'or calendar, e.g. {"prompt": "stand-up", "calendar": {"cron": "0 9 * * 1-5", '
+        '"time_zone": "Europe/Berlin"}} or {"prompt": "tea", "after_seconds": 300}.'
+    )
     AFTER_SECONDS: Final = "after_seconds must be a positive safe integer."
     EVERY_SECONDS: Final = "every_seconds must be a safe integer."
     EVERY_FLOOR: Final = "every_seconds must be at least 300."

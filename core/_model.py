@@ -87,7 +87,25 @@ class EverySchedule(_Record, frozen=True, tag="every"):
         return "every"
 
 
-ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
+class CalendarSchedule(_Record, frozen=True, tag="calendar"):
+    """A calendar rule (5-field cron in an IANA zone, with its DST policy);
+    ``scheduled_at`` is its next occurrence not yet dispatched. A v2 record:
+    only a version-2 create carries it."""
+
+    cron: str
+    time_zone: str
+    dst_gap: str
+    dst_overlap: str
+    scheduled_at: Instant
+
+    @property
+    def kind(self) -> Literal["calendar"]:
+        return "calendar"
+
+
+V1Record: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
+ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule | CalendarSchedule
+RECURRING: Final = (EverySchedule, CalendarSchedule)
 
 
 class _Change(
@@ -103,7 +121,7 @@ class _Change(
 
 
 class CreateChange(_Change, frozen=True, kw_only=True, tag="create"):
-    schedule: ScheduleRecord
+    schedule: V1Record
 
 
 class DeleteChange(_Change, frozen=True, kw_only=True, tag="delete"):
@@ -117,10 +135,29 @@ class DispatchChange(_Change, frozen=True, kw_only=True, tag="dispatch"):
     accepted_at: Instant | UnsetType = UNSET
 
 
-ScheduleChange: TypeAlias = CreateChange | DeleteChange | DispatchChange
+class CreateChangeV2(
+    msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True
+):
+    """The version-2 create: a calendar record. Version 2 is how an old
+    reader (tickler v1, the reference) refuses it by name ("schedule/change
+    version must be 1") instead of misreading it. Decoded by the exact path
+    only (:mod:`tickler.core._codec`)."""
+
+    schedule: ScheduleRecord
+
+    @property
+    def version(self) -> Literal[2]:
+        return 2
 
 
-def create(record: ScheduleRecord) -> CreateChange:
+V1Change: TypeAlias = CreateChange | DeleteChange | DispatchChange
+ScheduleChange: TypeAlias = CreateChange | DeleteChange | DispatchChange | CreateChangeV2
+
+
+def create(record: ScheduleRecord) -> CreateChange | CreateChangeV2:
+    """The create of ``record``: version 1 for a v1 record, else version 2."""
+    if isinstance(record, CalendarSchedule):
+        return CreateChangeV2(schedule=record)
     return CreateChange(version=1, schedule=record)
 
 

@@ -58,6 +58,10 @@ class Delivery(msgspec.Struct, frozen=True):
     text: str
     occurrences: tuple[Occurrence, ...]
     accepted_at: str | None = None
+    # per occurrence of a batch: the earlier due occurrences of that
+    # recurring reminder it stands for (latest-only catch-up); for the log
+    # and the operator, in no text the model sees
+    skipped: tuple[int, ...] = ()
 
 
 class Wait(msgspec.Struct, frozen=True):

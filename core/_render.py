@@ -9,9 +9,13 @@ from __future__ import annotations
 from returns.pipeline import is_successful
 from returns.result import Result
 
+from tickler.core import _rules as rules
+from tickler.core._calendar import local_time_text, next_occurrences
 from tickler.core._codec import record_fields_json
 from tickler.core._errors import ScheduleError
+from tickler.core._instant import format_instant, parse_instant
 from tickler.core._jstext import js_string
+from tickler.core._model import CalendarSchedule
 from tickler.core._outcomes import (
     DELIVERY_MODE,
     Created,
@@ -24,8 +28,37 @@ from tickler.core._outcomes import (
     Wait,
 )
 
+PREVIEW_COUNT = 3
+
+
+def calendar_view_json(view: ScheduleView) -> str:
+    """A calendar reminder as the extended tools show it: its rule as it
+    would be sent back, and ``nextOccurrences``, the next three in UTC and
+    in the reminder's zone (so a model can read them back to the user)."""
+    record = view.record
+    assert isinstance(record, CalendarSchedule)
+    rule = rules.calendar_fields_rule(
+        record.cron, record.time_zone, record.dst_gap, record.dst_overlap
+    )
+    assert not isinstance(rule, rules.Breach)  # judged when it was created
+    target = parse_instant(record.scheduled_at)
+    instants = (target, *next_occurrences(rule, target, PREVIEW_COUNT - 1))
+    previews = ",".join(
+        f'{{"utc":"{format_instant(at)}","local":"{local_time_text(record.time_zone, at)}"}}'
+        for at in instants
+    )
+    return (
+        f'{{"id":{js_string(record.id)},"kind":"calendar","prompt":{js_string(record.prompt)},'
+        f'"calendar":{{"cron":{js_string(record.cron)},"time_zone":{js_string(record.time_zone)},'
+        f'"dst_gap":"{record.dst_gap}","dst_overlap":"{record.dst_overlap}"}},'
+        f'"scheduledAt":"{record.scheduled_at}","state":"{view.state}",'
+        f'"deliveryMode":"{DELIVERY_MODE}","nextOccurrences":[{previews}]}}'
+    )
+
 
 def view_json(view: ScheduleView) -> str:
+    if isinstance(view.record, CalendarSchedule):
+        return calendar_view_json(view)
     return (
         f'{record_fields_json(view.record)},"state":"{view.state}",'
         f'"deliveryMode":"{DELIVERY_MODE}"}}'

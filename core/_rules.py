@@ -25,8 +25,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Container
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Final
 
+from tickler.core._calendar import CalendarRule, CatchUp, catch_up, parse_calendar
 from tickler.core._errors import Msg, ScheduleError, error
 from tickler.core._instant import (
     MAX_INSTANT_MS,
@@ -41,6 +43,7 @@ from tickler.core._model import (
     MAX_EVERY_SECONDS,
     MIN_EVERY_INTERVAL_SECONDS,
     AfterSchedule,
+    CalendarSchedule,
     EverySchedule,
     ScheduleRecord,
 )
@@ -67,6 +70,10 @@ class Breach(enum.Enum):
     ACCEPTED_OUT_OF_RANGE = "accepted_out_of_range"  # acceptedAt outside years 0001-9999
     INTERVAL_NOT_POSITIVE = "interval_not_positive"  # the lattice's step in ms
     DISPATCH_PRECEDES = "dispatch_precedes"  # acceptedAt before the record's target
+    # calendar records (v2)
+    CALENDAR_RULE = "calendar_rule"  # cron, timeZone, dstGap or dstOverlap not valid
+    CALENDAR_OFF_RULE = "calendar_off_rule"  # scheduledAt is not an occurrence of the rule
+    CALENDAR_NO_ACCEPTED_AT = "calendar_no_accepted_at"  # a calendar dispatch without it
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -201,9 +208,85 @@ def fields_rule(
     return target if isinstance(target, Breach) else (interval, target)
 
 
+@lru_cache(maxsize=1024)
+def _logged_calendar(cron: str, time_zone: str, gap: str, overlap: str) -> CalendarRule | None:
+    rule = parse_calendar(
+        {"cron": cron, "time_zone": time_zone, "dst_gap": gap, "dst_overlap": overlap}
+    )
+    # The log keeps the zone's canonical spelling (what a create wrote).
+    return rule if isinstance(rule, CalendarRule) and rule.time_zone == time_zone else None
+
+
+def calendar_fields_rule(
+    cron: object, time_zone: object, dst_gap: object, dst_overlap: object
+) -> CalendarRule | Breach:
+    """A logged calendar rule: the ``calendar`` selector's rules
+    (:func:`tickler.core._calendar.parse_calendar`), the zone in its
+    canonical spelling and both DST policies explicit."""
+    if not all(isinstance(v, str) for v in (cron, time_zone, dst_gap, dst_overlap)):
+        return Breach.CALENDAR_RULE
+    assert isinstance(cron, str) and isinstance(time_zone, str)  # noqa: PT018
+    assert isinstance(dst_gap, str) and isinstance(dst_overlap, str)  # noqa: PT018
+    rule = _logged_calendar(cron, time_zone, dst_gap, dst_overlap)
+    return Breach.CALENDAR_RULE if rule is None else rule
+
+
+def calendar_record_rule(  # noqa: PLR0917 - the fields, in order
+    prompt: object,
+    cron: object,
+    time_zone: object,
+    dst_gap: object,
+    dst_overlap: object,
+    schedule_id: object,
+    scheduled_at: object,
+) -> tuple[CalendarRule, int] | Breach:
+    """Every rule of a logged calendar record, in order (prompt, rule, id,
+    scheduledAt, then scheduledAt an occurrence of the rule): the rule and
+    its target in epoch ms, or the first breach."""
+    if not is_stored_text(prompt):
+        return Breach.PROMPT
+    rule = calendar_fields_rule(cron, time_zone, dst_gap, dst_overlap)
+    if isinstance(rule, Breach):
+        return rule
+    if not is_stored_text(schedule_id):
+        return Breach.ID
+    target = instant_rule(scheduled_at)
+    if isinstance(target, Breach):
+        return target
+    if catch_up(rule, target, target) is None:
+        return Breach.CALENDAR_OFF_RULE
+    return rule, target
+
+
+def tool_calendar(value: object) -> CalendarRule | ScheduleError:
+    """A model's ``calendar`` selector: the closed error names what to send."""
+    return parse_calendar(value)
+
+
+def calendar_step_rule(rule: CalendarRule, target: int, accepted_ms: int) -> CatchUp | Breach:
+    """A calendar dispatch accepted at ``accepted_ms`` for a record whose next
+    occurrence was ``target``: latest-only catch-up (the occurrence
+    delivered, how many it stands for, the next target), or the breach."""
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+        return Breach.ACCEPTED_OUT_OF_RANGE
+    step = catch_up(rule, target, accepted_ms)
+    return Breach.DISPATCH_PRECEDES if step is None else step
+
+
 def record_rule(record: ScheduleRecord) -> int | Breach:
     """:func:`fields_rule` of a typed record: its target in epoch ms, or the
     first breach."""
+    if type(record) is CalendarSchedule:
+        calendar = calendar_record_rule(
+            record.prompt,
+            record.cron,
+            record.time_zone,
+            record.dst_gap,
+            record.dst_overlap,
+            record.id,
+            record.scheduled_at,
+        )
+        return calendar if isinstance(calendar, Breach) else calendar[1]
     if type(record) is AfterSchedule:
         checked = fields_rule(
             "after", record.prompt, record.after_seconds, record.id, record.scheduled_at
@@ -230,6 +313,8 @@ def dispatch_form_breach(record: ScheduleRecord, has_accepted_at: bool) -> Breac
     with it."""
     if type(record) is EverySchedule:
         return None if has_accepted_at else Breach.EVERY_NO_ACCEPTED_AT
+    if type(record) is CalendarSchedule:
+        return None if has_accepted_at else Breach.CALENDAR_NO_ACCEPTED_AT
     return Breach.ONE_SHOT_ACCEPTED_AT if has_accepted_at else None
 
 
@@ -281,6 +366,13 @@ class Reason:
     EVERY_KEYS: Final = (
         "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt"
     )
+    V2_CREATE_KEYS: Final = (
+        "schedule create version 2 must contain exactly version, operation, and schedule"
+    )
+    CALENDAR_KEYS: Final = (
+        "calendar schedule must contain exactly id, kind, prompt, cron, timeZone, dstGap, "
+        "dstOverlap, and scheduledAt"
+    )
     NOT_JSON: Final = "schedule/change payload is not valid JSON"
     SEED_OUT_OF_LOG: Final = "schedule seedLength must be within the supplied event log"
 
@@ -300,6 +392,12 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     ),
     Breach.INTERVAL_NOT_POSITIVE: "every interval milliseconds must be a positive safe integer",
     Breach.DISPATCH_PRECEDES: "every dispatch cannot precede the active scheduledAt",
+    Breach.CALENDAR_RULE: (
+        "calendar schedule must have a valid cron, a canonical IANA timeZone, "
+        "dstGap shift or skip, and dstOverlap first or both"
+    ),
+    Breach.CALENDAR_OFF_RULE: "calendar scheduledAt must be an occurrence of its rule",
+    Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
 }
 
 
@@ -314,6 +412,8 @@ def log_reason(breach: Breach, *, kind: str = "", schedule_id: str = "") -> str:
         return f"schedule delete targets inactive id {js_string(schedule_id)}"
     if breach is Breach.DISPATCH_INACTIVE:
         return f"schedule dispatch targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.DISPATCH_PRECEDES and kind == "calendar":
+        return "calendar dispatch cannot precede the active scheduledAt"
     return _LOG_REASONS[breach]
 
 
@@ -340,6 +440,9 @@ __all__ = [
     "Breach",
     "Reason",
     "after_seconds_rule",
+    "calendar_fields_rule",
+    "calendar_record_rule",
+    "calendar_step_rule",
     "dispatch_form_breach",
     "every_interval_rule",
     "every_seconds_rule",
@@ -355,6 +458,7 @@ __all__ = [
     "record_rule",
     "reuse_breach",
     "target_breach",
+    "tool_calendar",
     "tool_error",
     "tool_prompt",
 ]

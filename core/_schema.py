@@ -8,7 +8,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
-from tickler.core._model import FIELD_RULES, ScheduleChange
+from tickler.core._model import FIELD_RULES, V1Change
 
 
 def _ruled(tp: Any, made: dict[type, type]) -> Any:
@@ -65,7 +65,7 @@ def _twin(cls: type[msgspec.Struct], made: dict[type, type]) -> type:
 
 def change_schema() -> dict[str, Any]:
     """JSON Schema (2020-12) of one v1 ``schedule/change`` payload."""
-    schema: dict[str, Any] = msgspec.json.schema(_ruled(ScheduleChange, {}))
+    schema: dict[str, Any] = msgspec.json.schema(_ruled(V1Change, {}))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "tickler schedule/change v1",

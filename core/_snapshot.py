@@ -17,23 +17,34 @@ from typing import Final, Literal
 import msgspec
 
 from tickler.core._layered import LayeredMap
-from tickler.core._model import AfterSchedule, AtSchedule, EverySchedule, ScheduleRecord
+from tickler.core._model import (
+    RECURRING,
+    AfterSchedule,
+    AtSchedule,
+    CalendarSchedule,
+    EverySchedule,
+    ScheduleRecord,
+)
 from tickler.core._seen import SeenIds
 from tickler.core._sortedkeys import DueKey, SortedKeys
 from tickler.core._state import Entry, State, entry
 
-_KINDS: Final = {"after": 0, "at": 1, "every": 2}
+_KINDS: Final = {"after": 0, "at": 1, "every": 2, "calendar": 3}
 
 # (order, kind, id, prompt, seconds or 0, scheduled_at): plain types decode fast.
 _Row = tuple[int, int, str, str, int, str]
 
 
 class StateImage(msgspec.Struct, frozen=True, kw_only=True):
-    version: Literal[1] = 1
+    """Version 2 adds ``calendars`` (a calendar row's rule: cron, zone, gap,
+    overlap, by id); a version-1 image (none) still loads."""
+
+    version: Literal[1, 2] = 2
     created: int
     seen_contiguous: int
     seen_others: list[str]
     rows: list[_Row]
+    calendars: dict[str, tuple[str, str, str, str]] = {}
 
 
 _DECODER: Final = msgspec.json.Decoder(StateImage)
@@ -74,8 +85,13 @@ def _row(entry: Entry) -> _Row:
     )
 
 
-def _record(row: _Row) -> ScheduleRecord:
+def _record(row: _Row, calendars: dict[str, tuple[str, str, str, str]]) -> ScheduleRecord:
     _, kind, schedule_id, prompt, seconds, scheduled_at = row
+    if kind == 3:
+        rule = calendars.get(schedule_id)
+        if rule is None:
+            raise SnapshotError(f"calendar row {schedule_id} has no rule")
+        return CalendarSchedule(schedule_id, prompt, *rule, scheduled_at)
     if kind == 0:
         return AfterSchedule(schedule_id, prompt, seconds, scheduled_at)
     if kind == 1:
@@ -92,6 +108,11 @@ def encode_state(state: State) -> bytes:
         seen_contiguous=seen.contiguous,
         seen_others=sorted(seen.others),
         rows=[_row(entry) for entry in sorted(state.entries.values())],
+        calendars={
+            r.id: (r.cron, r.time_zone, r.dst_gap, r.dst_overlap)
+            for e in state.entries.values()
+            if isinstance(r := e.record, CalendarSchedule)
+        },
     )
     try:
         return _ENCODER.encode(image)
@@ -107,13 +128,13 @@ def decode_state(data: bytes) -> State:
         image = _decode_escaped(data, exc)
     except msgspec.MsgspecError as exc:
         raise SnapshotError(str(exc)) from exc
-    entries = {row[2]: entry(row[0], _record(row)) for row in image.rows}
+    entries = {row[2]: entry(row[0], _record(row, image.calendars)) for row in image.rows}
     if len(entries) != len(image.rows):
         raise SnapshotError("duplicate ids")
     one_shots: list[DueKey] = []
     everies: list[DueKey] = []
     for active in entries.values():
-        (everies if isinstance(active.record, EverySchedule) else one_shots).append(active.due_key)
+        (everies if isinstance(active.record, RECURRING) else one_shots).append(active.due_key)
     one_shots.sort()
     everies.sort()
     return State(

@@ -22,8 +22,11 @@ from tickler.core._instant import format_instant, parse_instant
 from tickler.core._jsnum import safe_integer
 from tickler.core._layered import LayeredMap
 from tickler.core._model import (
+    RECURRING,
     AfterSchedule,
+    CalendarSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
@@ -34,6 +37,8 @@ from tickler.core._rules import (
     Breach,
     Reason,
     after_seconds_rule,
+    calendar_fields_rule,
+    calendar_step_rule,
     dispatch_form_breach,
     every_seconds_rule,
     id_breach,
@@ -119,7 +124,7 @@ def _apply(book: _Book, change: ScheduleChange) -> None:
     record's fields, then ids never reused; deletes and dispatches of active
     ids; the dispatch's form and the fixed-rate lattice."""
     match change:
-        case CreateChange(schedule=record):
+        case CreateChange(schedule=record) | CreateChangeV2(schedule=record):
             target = record_rule(record)
             if isinstance(target, Breach):
                 raise _broken(target, kind=record.kind)
@@ -149,21 +154,37 @@ def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
     form = dispatch_form_breach(record, accepted_at is not None)
     if form is not None:
         raise _broken(form)
-    if accepted_at is None or not isinstance(record, EverySchedule):
+    if accepted_at is None or not isinstance(record, RECURRING):
         book.remove(entry)
         return
     accepted_ms = instant_rule(accepted_at)
     if isinstance(accepted_ms, Breach):
         raise _broken(accepted_ms)
-    step = lattice_rule(entry.target, record.every_seconds, accepted_ms)
-    if isinstance(step, Breach):
-        raise _broken(step)
-    following = step[1]
+    following: int | None
+    if isinstance(record, CalendarSchedule):
+        following = _calendar_next(record, entry.target, accepted_ms)
+    else:
+        step = lattice_rule(entry.target, record.every_seconds, accepted_ms)
+        if isinstance(step, Breach):
+            raise _broken(step)
+        following = step[1]
     if following is None:  # past year 9999: the series ends
         book.remove(entry)
     else:
         moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
         book.replace(entry, Entry(entry.order, moved, following))
+
+
+def _calendar_next(record: CalendarSchedule, target: int, accepted_ms: int) -> int | None:
+    """A calendar record's next target after a dispatch at ``accepted_ms``
+    (latest-only catch-up), None when the rule has no later occurrence."""
+    rule = calendar_fields_rule(record.cron, record.time_zone, record.dst_gap, record.dst_overlap)
+    if isinstance(rule, Breach):  # a record built by hand that no create vouched for
+        raise _broken(rule)
+    step = calendar_step_rule(rule, target, accepted_ms)
+    if isinstance(step, Breach):
+        raise _broken(step, kind="calendar")
+    return step.next
 
 
 class _PersistentBook:
@@ -182,7 +203,7 @@ class _PersistentBook:
 
     def _index(self, entry: Entry, add: bool) -> tuple[SortedKeys, SortedKeys]:
         s = self.state
-        if isinstance(entry.record, EverySchedule):
+        if isinstance(entry.record, RECURRING):
             keys = s.everies.insert(entry.due_key) if add else s.everies.remove(entry.due_key)
             return s.one_shots, keys
         keys = s.one_shots.insert(entry.due_key) if add else s.one_shots.remove(entry.due_key)
@@ -253,7 +274,7 @@ class _FoldBook:
         entries = self.entries
         for schedule_id, active in entries.items():
             record = active.record
-            if not isinstance(record, EverySchedule):
+            if not isinstance(record, RECURRING):
                 one_shots.append((active.target, active.order, schedule_id))
                 continue
             everies.append((active.target, active.order, schedule_id))
@@ -361,6 +382,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
             accepted = change.accepted_at
             if (
                 active is not None
+                and type(active.record) is not CalendarSchedule  # the exact path's
                 and dispatch_form_breach(active.record, accepted is not UNSET) is None
             ):
                 if accepted is UNSET:

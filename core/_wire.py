@@ -14,13 +14,18 @@ from typing import Final
 import msgspec
 from msgspec import UnsetType
 
-from tickler.core._model import CreateChange, DeleteChange, DispatchChange, ScheduleChange
+from tickler.core._model import (
+    CreateChange,
+    DeleteChange,
+    DispatchChange,
+    ScheduleChange,
+    V1Change,
+)
 from tickler.core._rules import Breach, id_breach, instant_rule, record_rule
 
-DECODER: Final[msgspec.json.Decoder[ScheduleChange]] = msgspec.json.Decoder(ScheduleChange)
-_MANY: Final[msgspec.json.Decoder[list[ScheduleChange]]] = msgspec.json.Decoder(
-    list[ScheduleChange]
-)
+# Version 1 only: a version-2 change always takes the exact path.
+DECODER: Final[msgspec.json.Decoder[V1Change]] = msgspec.json.Decoder(V1Change)
+_MANY: Final[msgspec.json.Decoder[list[V1Change]]] = msgspec.json.Decoder(list[V1Change])
 
 
 def obeys_rules(change: ScheduleChange) -> bool:
@@ -36,6 +41,8 @@ def obeys_rules(change: ScheduleChange) -> bool:
             return isinstance(accepted_at, UnsetType) or not isinstance(
                 instant_rule(accepted_at), Breach
             )
+        case _:  # a version-2 change: never decoded here
+            return False
 
 
 def fast_decode(raw: bytes | str | msgspec.Raw) -> ScheduleChange | None:
@@ -49,7 +56,7 @@ def fast_decode(raw: bytes | str | msgspec.Raw) -> ScheduleChange | None:
     return change if obeys_rules(change) else None
 
 
-def decode_many(raws: list[msgspec.Raw]) -> list[ScheduleChange] | None:
+def decode_many(raws: list[msgspec.Raw]) -> list[V1Change] | None:
     """Many payloads decoded to their types in one call (the per-call cost
     dominates small payloads), without the field rules: the caller judges
     what it uses. None when any payload does not fit the types."""

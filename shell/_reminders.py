@@ -55,7 +55,7 @@ class Reminder(msgspec.Struct, frozen=True, kw_only=True):
     """An active reminder, as a program sees it."""
 
     id: str
-    kind: Literal["after", "at", "every"]
+    kind: Literal["after", "at", "every", "calendar"]
     prompt: str
     due: datetime
     """Its next target, an aware UTC datetime (millisecond precision)."""

@@ -22,7 +22,8 @@ def _dump(value: object) -> str:
 
 def contracts() -> dict[str, str]:
     return {
-        "tool-catalog.json": _dump(tool_catalog()),
+        "tool-catalog.json": _dump(tool_catalog(profile="reference")),
+        "tool-catalog-extended.json": _dump(tool_catalog(profile="extended")),
         "change-schema.json": _dump(change_schema()),
     }
 

@@ -34,6 +34,7 @@ from tickler.core import (
     ScheduleRecord,
     SessionEvent,
 )
+from tickler.core._model import V1Record
 from tickler.core._session import event
 
 Json: TypeAlias = Any
@@ -248,7 +249,7 @@ def draw_instant(draw: st.DrawFn, lo: int = MIN_MS, hi: int = MAX_MS) -> int:
 
 def draw_record(
     draw: st.DrawFn, schedule_id: str, targets: st.SearchStrategy[int] | None = None
-) -> ScheduleRecord:
+) -> V1Record:
     prompt = draw(trimmed_texts)
     at = iso(draw(targets) if targets is not None else draw_instant(draw))
     match draw(st.sampled_from(["after", "at", "every"])):
@@ -303,6 +304,7 @@ def expected_json(change: ScheduleChange) -> dict[str, Json]:
             rec["everySeconds"] = r.every_seconds
         rec["scheduledAt"] = r.scheduled_at
         return {"version": 1, "operation": "create", "schedule": rec}
+    assert isinstance(change, DeleteChange | DispatchChange)
     op = "delete" if isinstance(change, DeleteChange) else "dispatch"
     out: dict[str, Json] = {"version": 1, "operation": op, "id": change.id}
     if isinstance(change, DispatchChange) and isinstance(change.accepted_at, str):
@@ -353,8 +355,9 @@ def valid_logs(
         change: ScheduleChange
         if op == "create" or not book.active:
             new_id = draw_fresh_id(draw, book.seen, id_source)
-            record = draw_record(draw, new_id, targets)
-            change = CreateChange(version=1, schedule=record)
+            new_record = draw_record(draw, new_id, targets)
+            change = CreateChange(version=1, schedule=new_record)
+            record: ScheduleRecord = new_record
             book.active[new_id] = record
             book.seen.append(new_id)
         else:

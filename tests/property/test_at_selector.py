@@ -49,7 +49,9 @@ GAP: Final = {
 
 
 def _create_at(at: Json, now: int) -> Json:
-    _, text = handle(EMPTY_STATE, "schedule_create", {"prompt": "p", "at": at}, now)
+    _, text = handle(
+        EMPTY_STATE, "schedule_create", {"prompt": "p", "at": at}, now, profile="reference"
+    )
     return json.loads(text)
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tickler.core import (
     AfterSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
@@ -56,7 +57,7 @@ def test_strings_are_written_as_json_stringify_writes_them(change: ScheduleChang
     text = encode_change(change).decode("utf-8")
     strings = (
         [change.schedule.id, change.schedule.prompt]
-        if isinstance(change, CreateChange)
+        if isinstance(change, CreateChange | CreateChangeV2)
         else [change.id]
     )
     for string in strings:

@@ -22,6 +22,8 @@ from tickler.core import (
     SCHEDULE_CHANGE,
     CorruptScheduleLog,
     CreateChange,
+    DeleteChange,
+    DispatchChange,
     EverySchedule,
     ScheduleRecord,
     check_log,
@@ -301,7 +303,7 @@ def _create_mutators(step: Step, value: dict[str, Json]) -> list[Mutator]:
 
 
 def _target(step: Step) -> ScheduleRecord:
-    assert not isinstance(step.change, CreateChange)
+    assert isinstance(step.change, DeleteChange | DispatchChange)
     return step.active_before[step.change.id]
 
 

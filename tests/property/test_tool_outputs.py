@@ -46,13 +46,14 @@ CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
 VALIDATORS: Final = {
-    tool["name"]: Draft202012Validator(tool["output_schema"]) for tool in tool_catalog()
+    tool["name"]: Draft202012Validator(tool["output_schema"])
+    for tool in tool_catalog(profile="reference")
 }
 
 
 def test_the_catalog_schemas_are_valid_json_schemas() -> None:
     assert set(VALIDATORS) == {CREATE, LIST, DELETE}
-    for tool in tool_catalog():
+    for tool in tool_catalog(profile="reference"):
         Draft202012Validator.check_schema(tool["output_schema"])
         Draft202012Validator.check_schema(tool["input_schema"])
 

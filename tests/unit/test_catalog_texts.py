@@ -28,11 +28,11 @@ DELETE = (
 
 
 def _tools() -> dict[str, dict[str, Any]]:
-    return {tool["name"]: tool for tool in tool_catalog()}
+    return {tool["name"]: tool for tool in tool_catalog(profile="reference")}
 
 
 def test_registration_order() -> None:
-    assert [tool["name"] for tool in tool_catalog()] == [
+    assert [tool["name"] for tool in tool_catalog(profile="reference")] == [
         "schedule_create",
         "schedule_list",
         "schedule_delete",
@@ -93,7 +93,7 @@ def test_list_and_delete_input_schemas() -> None:
 
 
 def test_persistence_error_operations() -> None:
-    for tool in tool_catalog():
+    for tool in tool_catalog(profile="reference"):
         shapes = tool["output_schema"]["oneOf"]
         persistence = [
             s

@@ -50,13 +50,23 @@ def test_the_sets_differ_as_documented() -> None:
 
 
 def _create_after(prompt: str) -> str:
-    _, output = handle(EMPTY_STATE, "schedule_create", {"prompt": prompt, "after_seconds": 1}, NOW)
+    _, output = handle(
+        EMPTY_STATE,
+        "schedule_create",
+        {"prompt": prompt, "after_seconds": 1},
+        NOW,
+        profile="reference",
+    )
     return output
 
 
 def _stored_prompt(prompt: str) -> str:
     changes, output = handle(
-        EMPTY_STATE, "schedule_create", {"prompt": prompt, "after_seconds": 1}, NOW
+        EMPTY_STATE,
+        "schedule_create",
+        {"prompt": prompt, "after_seconds": 1},
+        NOW,
+        profile="reference",
     )
     assert len(changes) == 1, output
     value: str = json.loads(output)["prompt"]
@@ -113,7 +123,9 @@ def test_durable_prompt_and_id_may_end_in_non_ecmascript_whitespace(ch: str) -> 
 
 @pytest.mark.parametrize("ch", ES_WHITESPACE, ids=_name)
 def test_delete_id_padded_with_ecmascript_whitespace_is_invalid(ch: str) -> None:
-    changes, output = handle(EMPTY_STATE, "schedule_delete", {"id": f"schedule-1{ch}"}, NOW)
+    changes, output = handle(
+        EMPTY_STATE, "schedule_delete", {"id": f"schedule-1{ch}"}, NOW, profile="reference"
+    )
     assert changes == ()
     assert output == (
         '{"code":"invalid_rule",'
@@ -123,7 +135,9 @@ def test_delete_id_padded_with_ecmascript_whitespace_is_invalid(ch: str) -> None
 
 @pytest.mark.parametrize("ch", PYTHON_ONLY_WHITESPACE + NOT_WHITESPACE, ids=_name)
 def test_delete_id_ending_in_other_characters_is_looked_up(ch: str) -> None:
-    _, output = handle(EMPTY_STATE, "schedule_delete", {"id": f"schedule-1{ch}"}, NOW)
+    _, output = handle(
+        EMPTY_STATE, "schedule_delete", {"id": f"schedule-1{ch}"}, NOW, profile="reference"
+    )
     assert json.loads(output) == {
         "id": f"schedule-1{ch}",
         "deleted": False,
@@ -134,7 +148,9 @@ def test_delete_id_ending_in_other_characters_is_looked_up(ch: str) -> None:
 @pytest.mark.parametrize("ch", ES_WHITESPACE, ids=_name)
 def test_time_zone_padded_with_ecmascript_whitespace_is_invalid(ch: str) -> None:
     at = {"date": "2026-08-06", "time": "09:00:00", "time_zone": f"UTC{ch}"}
-    _, output = handle(EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW)
+    _, output = handle(
+        EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW, profile="reference"
+    )
     assert json.loads(output) == {
         "code": "invalid_time_zone",
         "message": "time_zone must be UTC or a valid IANA Area/Location name.",
@@ -189,7 +205,7 @@ def test_escaped_characters(raw: str, escaped: str) -> None:
 def test_verbatim_characters(raw: str) -> None:
     assert _framing_prompt_line(f"a{raw}b") == f'reminder_prompt_json: "a{raw}b"'
     _, output = handle(
-        EMPTY_STATE, "schedule_delete", {"id": f"a{raw}b"}, NOW
+        EMPTY_STATE, "schedule_delete", {"id": f"a{raw}b"}, NOW, profile="reference"
     )  # a miss echoes the id
     assert output == f'{{"id":"a{raw}b","deleted":false,"code":"schedule_not_found"}}'
 

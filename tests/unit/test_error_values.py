@@ -26,7 +26,7 @@ from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR
 PERSISTENCE = (
     "Schedule persistence is uncertain; retry with schedule_list before relying on this result."
 )
-OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog()}
+OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog(profile="reference")}
 
 
 def test_create_barrier_failure_names_the_operation_and_the_allocated_id() -> None:

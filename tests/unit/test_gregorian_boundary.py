@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def _create_local(date: str) -> dict[str, str]:
     args = {"prompt": "x", "at": {"date": date, "time": "12:00:00", "time_zone": "UTC"}}
-    changes, text = handle(EMPTY_STATE, "schedule_create", args, NOW)
+    changes, text = handle(EMPTY_STATE, "schedule_create", args, NOW, profile="reference")
     assert changes == ()
     value: dict[str, str] = json.loads(text)
     return value

@@ -26,7 +26,9 @@ OUT_OF_RANGE = (
 
 
 def _create(selector: str, value: object) -> tuple[int, str]:
-    changes, output = handle(EMPTY_STATE, "schedule_create", {"prompt": "x", selector: value}, NOW)
+    changes, output = handle(
+        EMPTY_STATE, "schedule_create", {"prompt": "x", selector: value}, NOW, profile="reference"
+    )
     return len(changes), output
 
 

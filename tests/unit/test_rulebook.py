@@ -24,6 +24,7 @@ from tickler.core import (
     SCHEDULE_CHANGE,
     CorruptScheduleLog,
     CreateAfter,
+    CreateCalendar,
     CreateEvery,
     DeleteSchedule,
     ScheduleChange,
@@ -40,6 +41,8 @@ from tickler.core import (
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
+    CalendarSchedule,
+    CreateChangeV2,
     EverySchedule,
     create,
     delete,
@@ -51,6 +54,7 @@ from tickler.core._session import event
 T0 = "2026-08-05T12:00:00.000Z"
 T1 = "2026-08-05T12:05:00.000Z"
 NOW = 1785931200000  # T0 in ms
+C1 = "2026-08-06T09:00:00.000Z"  # a calendar record's first occurrence after T0
 MAX_SAFE = 2**53 - 1
 
 
@@ -65,9 +69,36 @@ def _record(kind: str, **fields: Any) -> dict[str, Any]:
     return base
 
 
+def _calendar(**fields: Any) -> dict[str, Any]:
+    """A version-2 create of a calendar record (09:00 UTC daily; its first
+    occurrence after T0 is the next day's)."""
+    base: dict[str, Any] = {
+        "id": "schedule-1",
+        "kind": "calendar",
+        "prompt": "p",
+        "cron": "0 9 * * *",
+        "timeZone": "UTC",
+        "dstGap": "shift",
+        "dstOverlap": "first",
+        "scheduledAt": C1,
+    }
+    base.update(fields)
+    return {"version": 2, "operation": "create", "schedule": base}
+
+
 def _typed(record: dict[str, Any]) -> Any:
     """The record as a Struct built by hand: nothing validated it."""
     kind = record["kind"]
+    if kind == "calendar":
+        return CalendarSchedule(
+            record["id"],
+            record["prompt"],
+            record["cron"],
+            record["timeZone"],
+            record["dstGap"],
+            record["dstOverlap"],
+            record["scheduledAt"],
+        )
     if kind == "after":
         return AfterSchedule(
             record["id"], record["prompt"], record["afterSeconds"], record["scheduledAt"]
@@ -111,6 +142,7 @@ def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
 
 
 EVERY = _create(_record("every", id="schedule-1"))
+CALENDAR = _calendar()
 AT = _create(_record("at", id="schedule-1"))
 LOG_CASES = [
     # prompt
@@ -231,6 +263,30 @@ LOG_CASES = [
         _dispatch("schedule-1", "9999-12-31T23:59:59.999Z"),
         None,
     ),
+    # calendar records (version-2 creates) and their dispatches
+    LogCase("calendar", (), CALENDAR, None),
+    LogCase("calendar prompt padded", (), _calendar(prompt="p "), Breach.PROMPT, "calendar"),
+    LogCase("calendar cron bad", (), _calendar(cron="0 25 * * *"), Breach.CALENDAR_RULE),
+    LogCase("calendar cron not text", (), _calendar(cron=9), Breach.CALENDAR_RULE),
+    LogCase("calendar zone unknown", (), _calendar(timeZone="Mars/Olympus"), Breach.CALENDAR_RULE),
+    LogCase("calendar zone not canonical", (), _calendar(timeZone="utc"), Breach.CALENDAR_RULE),
+    LogCase("calendar gap bad", (), _calendar(dstGap="never"), Breach.CALENDAR_RULE),
+    LogCase("calendar overlap bad", (), _calendar(dstOverlap="last"), Breach.CALENDAR_RULE),
+    LogCase("calendar id padded", (), _calendar(id=" schedule-1"), Breach.ID),
+    LogCase("calendar instant no ms", (), _calendar(scheduledAt=C1[:19] + "Z"), Breach.INSTANT_SHAPE),
+    LogCase("calendar off its rule", (), _calendar(scheduledAt=T1), Breach.CALENDAR_OFF_RULE),
+    LogCase("calendar reuse", _ids(1), CALENDAR, Breach.ID_REUSED, schedule_id="schedule-1"),
+    LogCase("calendar dispatch without acceptedAt", (CALENDAR,), _dispatch("schedule-1"), Breach.CALENDAR_NO_ACCEPTED_AT),
+    LogCase(
+        "calendar dispatch before target",
+        (CALENDAR,),
+        _dispatch("schedule-1", "2026-08-06T08:59:59.999Z"),
+        Breach.DISPATCH_PRECEDES,
+        "calendar",
+    ),
+    LogCase("calendar dispatch at target", (CALENDAR,), _dispatch("schedule-1", C1), None),
+    LogCase("calendar dispatch days late", (CALENDAR,), _dispatch("schedule-1", "2026-09-01T00:00:00.000Z"), None),
+    LogCase("calendar delete", (CALENDAR,), _delete("schedule-1"), None),
 ]  # fmt: skip
 
 
@@ -247,7 +303,8 @@ def _state(before: tuple[dict[str, Any], ...]) -> State:
 
 def _typed_change(change: dict[str, Any]) -> ScheduleChange:
     if change["operation"] == "create":
-        return create(_typed(change["schedule"]))
+        record = _typed(change["schedule"])
+        return CreateChangeV2(schedule=record) if change["version"] == 2 else create(record)
     if change["operation"] == "delete":
         return delete(change["id"])
     return dispatch(change["id"], change.get("acceptedAt"))
@@ -273,6 +330,8 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.ID,
         Breach.INSTANT_SHAPE,
         Breach.INSTANT_NOT_REAL,
+        Breach.CALENDAR_RULE,
+        Breach.CALENDAR_OFF_RULE,
     }
     if case.breach is None:
         decode_change(json.dumps(case.judged))
@@ -317,6 +376,7 @@ class ToolCase:
     now: int = NOW
 
 
+DAILY = {"cron": "0 9 * * *", "time_zone": "Europe/Berlin"}
 TOOL_CASES = [
     ToolCase("prompt blank", "schedule_create", {"prompt": " \u3000", "after_seconds": 5},
              CreateAfter(" \u3000", 5), Breach.PROMPT),
@@ -348,6 +408,14 @@ TOOL_CASES = [
              {"prompt": "p", "after_seconds": 251616369599}, CreateAfter("p", 251616369599), None),
     ToolCase("an unusable clock", "schedule_create", {"prompt": "p", "after_seconds": 5},
              CreateAfter("p", 5), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
+    ToolCase("calendar", "schedule_create", {"prompt": "p", "calendar": DAILY},
+             CreateCalendar("p", DAILY), None),
+    ToolCase("calendar prompt blank", "schedule_create", {"prompt": " ", "calendar": DAILY},
+             CreateCalendar(" ", DAILY), Breach.PROMPT),
+    ToolCase("calendar past the range", "schedule_create", {"prompt": "p", "calendar": DAILY},
+             CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=253402300799999),
+    ToolCase("calendar at an unusable clock", "schedule_create", {"prompt": "p", "calendar": DAILY},
+             CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
 ]  # fmt: skip
 
 

@@ -18,7 +18,9 @@ def _generator() -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize("name", ["tool-catalog.json", "change-schema.json"])
+@pytest.mark.parametrize(
+    "name", ["tool-catalog.json", "tool-catalog-extended.json", "change-schema.json"]
+)
 def test_checked_in_contract_matches_the_code(name: str) -> None:
     generated: str = _generator().contracts()[name]
     checked_in = (SPECS / name).read_text(encoding="utf-8")

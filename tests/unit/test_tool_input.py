@@ -41,7 +41,7 @@ TEN_CODES = (
     "persistence_uncertain",
     "internal_error",
 )
-OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog()}
+OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog(profile="reference")}
 CREATE_ONE = create(
     AfterSchedule(
         id="schedule-1",
@@ -104,7 +104,7 @@ MALFORMED: list[tuple[str, Any, str]] = [
 
 @pytest.mark.parametrize(("tool", "args", "code"), MALFORMED, ids=repr)
 def test_malformed_call_answers_a_closed_code(tool: str, args: Any, code: str) -> None:
-    changes, output = handle(EMPTY_STATE, tool, args, NOW)
+    changes, output = handle(EMPTY_STATE, tool, args, NOW, profile="reference")
     assert changes == ()
     value = json.loads(output)
     assert value["code"] == code
@@ -116,14 +116,16 @@ def test_malformed_call_answers_a_closed_code(tool: str, args: Any, code: str) -
 def test_list_ignores_the_keys_of_its_arguments(args: Any) -> None:
     """None is "no arguments" (an MCP client that sends none, or null: the
     SDK cannot tell them apart); the keys of an object are ignored."""
-    assert handle(EMPTY_STATE, "schedule_list", args, NOW) == ((), "[]")
+    assert handle(EMPTY_STATE, "schedule_list", args, NOW, profile="reference") == ((), "[]")
 
 
 @pytest.mark.parametrize("args", [[], [{}], "x", "", 1, 0, 1.5, True, False], ids=repr)
 def test_list_refuses_arguments_that_are_not_an_object(args: Any) -> None:
     """The reference's registry refuses a call whose arguments are not an
     object (its parameter root is one); tickler answers a closed code."""
-    changes, output = handle(fold_changes([CREATE_ONE]), "schedule_list", args, NOW)
+    changes, output = handle(
+        fold_changes([CREATE_ONE]), "schedule_list", args, NOW, profile="reference"
+    )
     assert changes == ()
     value = json.loads(output)
     assert value == {
@@ -135,7 +137,9 @@ def test_list_refuses_arguments_that_are_not_an_object(args: Any) -> None:
 
 @pytest.mark.parametrize("name", ["schedule_update", "", "SCHEDULE_CREATE", "schedule_create "])
 def test_unknown_tool_name_is_an_internal_error(name: str) -> None:
-    assert handle(EMPTY_STATE, name, {"prompt": "x", "after_seconds": 1}, NOW) == (
+    assert handle(
+        EMPTY_STATE, name, {"prompt": "x", "after_seconds": 1}, NOW, profile="reference"
+    ) == (
         (),
         '{"code":"internal_error","message":"The schedule operation failed."}',
     )
@@ -147,14 +151,16 @@ def test_unknown_tool_name_is_an_internal_error(name: str) -> None:
     ids=repr,
 )
 def test_at_content_is_not_checked_before_the_queue(at: object) -> None:
-    parsed = parse_tool_call("schedule_create", {"prompt": "x", "at": at})
+    parsed = parse_tool_call("schedule_create", {"prompt": "x", "at": at}, profile="reference")
     assert is_successful(parsed)
     assert parsed.unwrap() == CreateAt("x", at)
 
 
 @pytest.mark.parametrize("at", [42, -1, 0.5, None, True, False, [], [1, 2]], ids=repr)
 def test_at_of_the_wrong_type_answers_the_domain_message(at: object) -> None:
-    changes, output = handle(EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW)
+    changes, output = handle(
+        EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW, profile="reference"
+    )
     assert changes == ()
     assert json.loads(output) == AT_KIND
 
@@ -184,7 +190,9 @@ def test_at_of_the_wrong_type_answers_the_domain_message(at: object) -> None:
 def test_local_at_the_registry_would_refuse_answers_the_domain_message(
     at: object, expected: tuple[str, str]
 ) -> None:
-    changes, output = handle(EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW)
+    changes, output = handle(
+        EMPTY_STATE, "schedule_create", {"prompt": "x", "at": at}, NOW, profile="reference"
+    )
     assert changes == ()
     assert (json.loads(output)["code"], json.loads(output)["message"]) == expected
 
@@ -214,7 +222,7 @@ def _deep(depth: int) -> object:
     ids=["nested", "huge", "surrogates", "arabic-indic-digits", "non-ascii-zone"],
 )
 def test_strange_at_values_answer_a_closed_code(args: dict[str, object]) -> None:
-    changes, output = handle(EMPTY_STATE, "schedule_create", args, NOW)
+    changes, output = handle(EMPTY_STATE, "schedule_create", args, NOW, profile="reference")
     assert changes == ()
     value = json.loads(output)
     assert value["code"] in TEN_CODES
@@ -276,7 +284,7 @@ def test_numbers_json_cannot_carry_are_refused_without_change(
 ) -> None:
     args = json.loads(template % text)  # what Python's (and the MCP SDK's) JSON reader gives
     state = fold_changes([CREATE_ONE])
-    changes, output = handle(state, tool, args, NOW)
+    changes, output = handle(state, tool, args, NOW, profile="reference")
     assert changes == ()
     assert json.loads(output) == expected
 
@@ -285,13 +293,13 @@ def test_numbers_json_cannot_carry_are_refused_without_change(
 def test_a_deeply_nested_lossy_number_is_found(depth: int) -> None:
     state = fold_changes([CREATE_ONE])
     args = {"id": "schedule-1", "extra": _deep_list(depth, -0.0)}
-    assert handle(state, "schedule_delete", args, NOW) == (
+    assert handle(state, "schedule_delete", args, NOW, profile="reference") == (
         (),
         json.dumps(DELETE_ID, separators=(",", ":")),
     )
-    assert handle(state, "schedule_list", _deep_list(depth, math.nan), NOW)[1] == json.dumps(
-        LIST_LOSSY, separators=(",", ":")
-    )
+    assert handle(state, "schedule_list", _deep_list(depth, math.nan), NOW, profile="reference")[
+        1
+    ] == json.dumps(LIST_LOSSY, separators=(",", ":"))
 
 
 # JavaScript reads an integer past the largest double (rounded to nearest, as
@@ -305,20 +313,26 @@ def test_an_integer_beyond_every_double_is_refused_like_1e400(number: int) -> No
     state = fold_changes([CREATE_ONE])
     args = json.loads(f'{{"id":"schedule-1","extra":[{number}]}}')
     assert isinstance(args["extra"][0], int)
-    assert handle(state, "schedule_delete", args, NOW) == (
+    assert handle(state, "schedule_delete", args, NOW, profile="reference") == (
         (),
         json.dumps(DELETE_ID, separators=(",", ":")),
     )
-    listed = handle(state, "schedule_list", args, NOW)
+    listed = handle(state, "schedule_list", args, NOW, profile="reference")
     assert json.loads(listed[1]) == LIST_LOSSY
-    created = handle(state, "schedule_create", {"prompt": "x", "after_seconds": number}, NOW)
+    created = handle(
+        state, "schedule_create", {"prompt": "x", "after_seconds": number}, NOW, profile="reference"
+    )
     assert json.loads(created[1]) == AFTER_RULE
 
 
 def test_the_largest_integer_a_double_holds_is_an_ordinary_number() -> None:
     state = fold_changes([CREATE_ONE])
     changes, output = handle(
-        state, "schedule_delete", {"id": "schedule-1", "n": LARGEST_DOUBLE_INT + 2**970 - 1}, NOW
+        state,
+        "schedule_delete",
+        {"id": "schedule-1", "n": LARGEST_DOUBLE_INT + 2**970 - 1},
+        NOW,
+        profile="reference",
     )
     assert len(changes) == 1
     assert json.loads(output)["deleted"] is True
@@ -327,7 +341,7 @@ def test_the_largest_integer_a_double_holds_is_an_ordinary_number() -> None:
 def test_lossless_numbers_beside_a_delete_still_delete() -> None:
     state = fold_changes([CREATE_ONE])
     args = {"id": "schedule-1", "extra": [0, 0.0, -1.5, 1e300]}
-    changes, output = handle(state, "schedule_delete", args, NOW)
+    changes, output = handle(state, "schedule_delete", args, NOW, profile="reference")
     assert len(changes) == 1
     assert json.loads(output)["deleted"] is True
 
@@ -339,5 +353,7 @@ def test_integer_minus_zero_reads_as_zero_and_cannot_be_told_apart() -> None:
     args = json.loads('{"id":"schedule-1","extra":-0}')
     assert args["extra"] == 0
     assert type(args["extra"]) is int
-    changes, _ = handle(fold_changes([CREATE_ONE]), "schedule_delete", args, NOW)
+    changes, _ = handle(
+        fold_changes([CREATE_ONE]), "schedule_delete", args, NOW, profile="reference"
+    )
     assert len(changes) == 1

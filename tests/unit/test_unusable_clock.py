@@ -78,20 +78,26 @@ def test_a_valid_create_with_an_unsafe_clock_is_out_of_range(command: CreateSche
 
 def test_at_shape_error_through_the_tool_with_an_unsafe_clock() -> None:
     changes, output = handle(
-        EMPTY_STATE, "schedule_create", {"prompt": "x", "at": "tomorrow"}, UNSAFE_NOW
+        EMPTY_STATE,
+        "schedule_create",
+        {"prompt": "x", "at": "tomorrow"},
+        UNSAFE_NOW,
+        profile="reference",
     )
     assert changes == ()
     assert json.loads(output)["code"] == "invalid_rule"
 
 
 def test_delete_does_not_read_the_clock() -> None:
-    changes, output = handle(_state(), "schedule_delete", {"id": "schedule-1"}, UNSAFE_NOW)
+    changes, output = handle(
+        _state(), "schedule_delete", {"id": "schedule-1"}, UNSAFE_NOW, profile="reference"
+    )
     assert output == '{"id":"schedule-1","deleted":true}'
     assert len(changes) == 1
 
 
 def test_list_labels_views_with_whatever_sample_it_has() -> None:
-    changes, output = handle(_state(), "schedule_list", {}, UNSAFE_NOW)
+    changes, output = handle(_state(), "schedule_list", {}, UNSAFE_NOW, profile="reference")
     assert changes == ()
     assert output == (
         '[{"id":"schedule-1","kind":"at","prompt":"p","scheduledAt":"2026-08-06T01:00:00.000Z",'

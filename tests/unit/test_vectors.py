@@ -29,7 +29,6 @@ from tickler.core import (
     Delivery,
     EverySchedule,
     ScheduleChange,
-    ScheduleRecord,
     SessionEvent,
     State,
     Wait,
@@ -43,12 +42,13 @@ from tickler.core import (
     resolve_every_occurrence,
     tool_catalog,
 )
+from tickler.core._model import CalendarSchedule, ScheduleRecord
 
 VECTORS = Path(__file__).resolve().parents[2] / "specs" / "vectors"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SURROGATE = re.compile("[\\ud800-\\udfff]")
 
-OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog()}
+OUTPUT_SCHEMAS = {tool["name"]: tool["output_schema"] for tool in tool_catalog(profile="reference")}
 
 Case = dict[str, Any]
 
@@ -99,6 +99,7 @@ def state_of(log: Iterable[object]) -> State:
 
 def record_json(record: ScheduleRecord) -> str:
     """The record's own text, cut from the text of its create change."""
+    assert not isinstance(record, CalendarSchedule)  # the vectors are v1
     text = change_json(CreateChange(version=1, schedule=record))
     head = '{"version":1,"operation":"create","schedule":'
     assert text.startswith(head)
@@ -220,7 +221,9 @@ def test_check_log(case: Case) -> None:
 def test_allocate(case: Case) -> None:
     state = fold(events(case["events"]), case["seed_length"])
     now = epoch_ms("2026-08-05T12:00:00.000Z")
-    changes, output = handle(state, "schedule_create", {"prompt": "x", "after_seconds": 60}, now)
+    changes, output = handle(
+        state, "schedule_create", {"prompt": "x", "after_seconds": 60}, now, profile="reference"
+    )
     record = {
         "id": case["expect"]["id"],
         "kind": "after",
@@ -288,7 +291,9 @@ def test_at(case: Case) -> None:
 @pytest.mark.parametrize("case", _cases("tools.jsonl"))
 def test_tool(case: Case) -> None:
     state = state_of(case["log"])
-    changes, output = handle(state, case["tool"], case.get("args"), now_of(case))
+    changes, output = handle(
+        state, case["tool"], case.get("args"), now_of(case), profile="reference"
+    )
     assert output == case["expect"]["output"]
     assert_changes(changes, case["expect"]["changes"])
     jsonschema.validate(json.loads(output), OUTPUT_SCHEMAS[case["tool"]])

@@ -1,0 +1,171 @@
+"""The extended profile's tool contract: the v1 tools with the calendar
+selector, written for models to get right the first time.
+
+Input schemas follow OpenAI's strict mode: every object closed
+(``additionalProperties: false``), every property required, an optional one
+nullable (``parse_tool_call`` in the extended profile treats null as absent),
+``anyOf`` rather than ``oneOf``. Each field says its type, its range and
+pattern, and gives an example.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from tickler.core._commands import CREATE, DELETE, LIST
+from tickler.core._model import MIN_EVERY_INTERVAL_SECONDS
+
+JsonSchema = dict[str, Any]
+
+_NULL: Final[JsonSchema] = {"type": "null"}
+
+CREATE_DESCRIPTION: Final = (
+    "Create one reminder in the current session. Send prompt and exactly one selector; set the "
+    "other selectors to null. Selectors: after_seconds (fire once, that many seconds from now), "
+    "at (fire once at a date-time), every_seconds (fire every N seconds, at least "
+    f"{MIN_EVERY_INTERVAL_SECONDS}), calendar (fire on a cron rule in the user's time zone, "
+    'e.g. every weekday at 9:00: {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin"}). '
+    "Recurring reminders that missed occurrences deliver the latest one only. The answer of a "
+    "calendar reminder lists its next three occurrences in UTC and local time: read them back "
+    "to the user. Delivery is session-local: a reminder runs on time only while this session "
+    "is live and otherwise becomes overdue until the session is resumed."
+)
+LIST_DESCRIPTION: Final = (
+    "List every active reminder in the current session in creation order, including its "
+    "exact id, UTC target, scheduled or overdue state, session-local delivery mode and, for a "
+    "calendar reminder, its next three occurrences."
+)
+DELETE_DESCRIPTION: Final = (
+    "Delete one active reminder in the current session by the exact id returned by "
+    'schedule_create or schedule_list, e.g. {"id": "schedule-3"}. Unknown or already-finished '
+    "ids return deleted false."
+)
+
+OFFSET_INSTANT_PATTERN: Final = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})$"
+)
+LOCAL_DATE_PATTERN: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+LOCAL_TIME_PATTERN: Final = r"^[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?$"
+
+
+def _closed(properties: JsonSchema) -> JsonSchema:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _nullable(schema: JsonSchema, description: str) -> JsonSchema:
+    return {"anyOf": [schema, _NULL], "description": description}
+
+
+_ZONE: Final[JsonSchema] = {
+    "type": "string",
+    "description": 'An IANA time zone name or UTC, e.g. "Europe/Berlin" or "America/New_York".',
+}
+_LOCAL_AT: Final = _closed(
+    {
+        "date": {
+            "type": "string",
+            "pattern": LOCAL_DATE_PATTERN,
+            "description": 'Local date YYYY-MM-DD, e.g. "2026-12-07".',
+        },
+        "time": {
+            "type": "string",
+            "pattern": LOCAL_TIME_PATTERN,
+            "description": 'Local time HH:MM:SS (24-hour, seconds required), e.g. "09:00:00".',
+        },
+        "time_zone": _ZONE,
+    }
+)
+_CALENDAR: Final = _closed(
+    {
+        "cron": {
+            "type": "string",
+            "description": (
+                "Five cron fields: minute hour day-of-month month day-of-week (0 and 7 are "
+                "Sunday; names like mon, jan allowed), or @hourly, @daily, @weekly, @monthly, "
+                '@yearly. E.g. "0 9 * * 1-5" is 09:00 Monday to Friday.'
+            ),
+        },
+        "time_zone": _ZONE,
+        "dst_gap": {
+            "type": ["string", "null"],
+            "enum": ["shift", "skip", None],
+            "description": (
+                "A matched local time that does not exist (clocks spring forward): shift "
+                '(default, null) fires once just after the gap, skip does not fire. E.g. "shift".'
+            ),
+        },
+        "dst_overlap": {
+            "type": ["string", "null"],
+            "enum": ["first", "both", None],
+            "description": (
+                "A matched local time that occurs twice (clocks fall back): first (default, "
+                'null) fires at the earlier one only, both fires at each. E.g. "first".'
+            ),
+        },
+    }
+)
+
+CREATE_INPUT: Final = _closed(
+    {
+        "prompt": {
+            "type": "string",
+            "description": (
+                'Reminder content to present when it falls due; non-empty. E.g. "stand-up notes".'
+            ),
+        },
+        "after_seconds": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "description": "One-shot delay in whole seconds, at least 1, e.g. 600; else null.",
+        },
+        "at": {
+            "anyOf": [
+                {
+                    "type": "string",
+                    "pattern": OFFSET_INSTANT_PATTERN,
+                    "description": (
+                        'RFC 3339 date-time with Z or an offset, e.g. "2026-12-07T09:00:00+01:00".'
+                    ),
+                },
+                _LOCAL_AT,
+                _NULL,
+            ],
+            "description": (
+                "One-shot target: an RFC 3339 string with offset, or a local "
+                '{"date", "time", "time_zone"} object, e.g. {"date": "2026-12-07", '
+                '"time": "09:00:00", "time_zone": "Europe/Berlin"}; else null.'
+            ),
+        },
+        "every_seconds": {
+            "type": ["integer", "null"],
+            "minimum": MIN_EVERY_INTERVAL_SECONDS,
+            "description": (
+                f"Fixed-rate interval in whole seconds, at least {MIN_EVERY_INTERVAL_SECONDS}, "
+                "counted from creation, e.g. 3600; else null."
+            ),
+        },
+        "calendar": _nullable(
+            _CALENDAR,
+            "Recurring on a calendar rule in a time zone, e.g. "
+            '{"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, '
+            '"dst_overlap": null}; else null.',
+        ),
+    }
+)
+LIST_INPUT: Final = _closed({})
+DELETE_INPUT: Final = _closed(
+    {"id": {"type": "string", "description": 'Exact schedule id, e.g. "schedule-3".'}}
+)
+
+INPUTS: Final = {CREATE: CREATE_INPUT, LIST: LIST_INPUT, DELETE: DELETE_INPUT}
+DESCRIPTIONS: Final = {
+    CREATE: CREATE_DESCRIPTION,
+    LIST: LIST_DESCRIPTION,
+    DELETE: DELETE_DESCRIPTION,
+}
