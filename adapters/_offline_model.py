@@ -29,13 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tickler.adapters._calendar_phrases import calendar_request
 from tickler.adapters._times import UTC_ZONE, when_text
-from tickler.core import (
-    CalendarRule,
-    format_instant,
-    next_occurrences,
-    parse_calendar,
-    parse_instant,
-)
+from tickler.core import parse_instant
 from tickler.core._zones import resolve_zone
 from tickler.shell._reference_host import TurnInput
 
@@ -62,7 +56,6 @@ _HELP: Final = (
     '"remind me at 09:00 Europe/Berlin to call Anna", "every 5 minutes drink water", '
     '"every weekday at 9 to write notes", "list", "delete schedule-1".'
 )
-_PREVIEW: Final = 3
 
 
 class OfflineModel:
@@ -106,7 +99,7 @@ class OfflineModel:
                 )
             )
         if args := calendar_request(text, (self._zone or UTC_ZONE).key):
-            return self._created_calendar(await self._tool("schedule_create", args), args)
+            return self._created_calendar(await self._tool("schedule_create", args))
         if m := _EVERY.fullmatch(text):
             seconds = _seconds(m.group(1) or "1", m.group(2))
             if seconds is None:
@@ -139,22 +132,18 @@ class OfflineModel:
             return f"OK: {what} fires at {when}: {value['prompt']}"
         return f"Sorry, that did not work: {_message(value)}"
 
-    def _created_calendar(self, value: dict[str, Any] | list[Any], args: dict[str, object]) -> str:
-        """The created answer, then the next occurrences, each in UTC, in
+    def _created_calendar(self, value: dict[str, Any] | list[Any]) -> str:
+        """The created answer, then its ``nextOccurrences``, each in UTC, in
         the rule's zone and in the viewer's."""
-        text = self._created(value)
-        rule = parse_calendar(args["calendar"])
-        if (
-            not isinstance(value, dict)
-            or "scheduledAt" not in value
-            or not isinstance(rule, CalendarRule)
-        ):
-            return text
-        own = resolve_zone(rule.time_zone)
-        first = parse_instant(value["scheduledAt"])
-        upcoming = (first, *next_occurrences(rule, first, _PREVIEW - 1))
-        lines = [f"  {self._when(format_instant(at), own)}" for at in upcoming]
-        return f"{text}\nNext {len(upcoming)}:\n" + "\n".join(lines)
+        if not isinstance(value, dict) or "nextOccurrences" not in value:
+            return self._created(value)
+        rule = value["calendar"]
+        own = resolve_zone(rule["time_zone"])
+        lines = [f"  {self._when(item['utc'], own)}" for item in value["nextOccurrences"]]
+        return (
+            f"OK: {value['id']} (calendar {rule['cron']} in {rule['time_zone']}): "
+            f"{value['prompt']}\nNext {len(lines)}:\n" + "\n".join(lines)
+        )
 
     def _listed(self, value: dict[str, Any] | list[Any]) -> str:
         if not isinstance(value, list):
@@ -162,11 +151,23 @@ class OfflineModel:
         if not value:
             return "You have no active reminders."
         lines = [
-            f"- {v['id']} ({v['kind']}, {v['state']}) at {self._when(v['scheduledAt'])}: "
+            f"- {v['id']} ({_kind(v)}, {v['state']}) at {self._when(v['scheduledAt'], _own(v))}: "
             f"{v['prompt']}"
             for v in value
         ]
         return "Your reminders:\n" + "\n".join(lines)
+
+
+def _kind(view: dict[str, Any]) -> str:
+    """``calendar 0 9 * * 1-5`` for a calendar reminder, else its kind."""
+    rule = view.get("calendar")
+    return f"calendar {rule['cron']}" if isinstance(rule, dict) else str(view["kind"])
+
+
+def _own(view: dict[str, Any]) -> ZoneInfo | None:
+    """A calendar reminder's own zone (v1 records keep none)."""
+    rule = view.get("calendar")
+    return resolve_zone(rule["time_zone"]) if isinstance(rule, dict) else None
 
 
 def _seconds(amount: str, unit: str) -> int | None:

@@ -18,7 +18,10 @@ from tickler.core import (
     SCHEDULE_CHANGE,
     AfterSchedule,
     AtSchedule,
+    CalendarRule,
+    CalendarSchedule,
     CreateChange,
+    CreateChangeV2,
     DeleteChange,
     DispatchChange,
     EverySchedule,
@@ -27,10 +30,12 @@ from tickler.core import (
     ScheduleRecord,
     SessionEvent,
     State,
+    count_occurrences,
     decode_change,
     evolve,
     fold,
     format_instant,
+    parse_calendar,
     parse_instant,
 )
 from tickler.shell._records import (
@@ -99,7 +104,12 @@ def rule_text(record: ScheduleRecord) -> str:
         return f"one-shot, {record.after_seconds} s after creation"
     if isinstance(record, AtSchedule):
         return "one-shot at a fixed instant"
-    return f"fixed-rate, every {record.every_seconds} s"
+    if isinstance(record, EverySchedule):
+        return f"fixed-rate, every {record.every_seconds} s"
+    return (
+        f"calendar {record.cron!r} in {record.time_zone} "
+        f"(dst_gap {record.dst_gap}, dst_overlap {record.dst_overlap})"
+    )
 
 
 def _skipped(before: ScheduleRecord, occurrence_ms: int) -> int:
@@ -107,6 +117,18 @@ def _skipped(before: ScheduleRecord, occurrence_ms: int) -> int:
     if isinstance(before, EverySchedule):
         target = parse_instant(before.scheduled_at)
         return max(0, (occurrence_ms - target) // (before.every_seconds * 1000))
+    if isinstance(before, CalendarSchedule):
+        rule = parse_calendar(
+            {
+                "cron": before.cron,
+                "time_zone": before.time_zone,
+                "dst_gap": before.dst_gap,
+                "dst_overlap": before.dst_overlap,
+            }
+        )
+        if isinstance(rule, CalendarRule):  # it was judged when it was created
+            target = parse_instant(before.scheduled_at)
+            return count_occurrences(rule, target - 1, occurrence_ms - 1)
     return 0
 
 
@@ -130,7 +152,9 @@ class _Teller:
         before = self.state.get(self.id)
         self.state = evolve(self.state, change)
         match change:
-            case CreateChange(schedule=record) if record.id == self.id:
+            case CreateChange(schedule=record) | CreateChangeV2(schedule=record) if (
+                record.id == self.id
+            ):
                 self.story.found = True
                 self.done = ""
                 self.add(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tickler.adapters.cli._why import Story, duration_text, reminder_story
 from tickler.adapters.stores._jsonl import JsonlStore
-from tickler.core import format_instant, parse_session_jsonl
+from tickler.core import format_instant, parse_instant, parse_session_jsonl
 from tickler.shell._clock import VirtualClock
 from tickler.shell._reference_host import TURN, ReferenceHost, TurnInput
 from tickler.shell._session import Session, open_session
@@ -34,7 +34,7 @@ def _host(session: Session[ReferenceHost]) -> ReferenceHost:
 
 async def _run(store_dir: Path, clock: VirtualClock, script: Script) -> None:
     store = JsonlStore(store_dir)
-    timers = TimerHeap(clock)
+    timers = TimerHeap(clock, max_wait_s=86_400.0)  # one virtual sleep per wake
     try:
         async with open_session(store, "s1", host=_host, clock=clock, timers=timers) as session:
             await script(session)
@@ -168,3 +168,44 @@ def test_durations_read_like_people_say_them() -> None:
     assert duration_text(200_000) == "3 min 20 s"
     assert duration_text(2 * HOUR + 5 * MINUTE) == "2 h 5 min"
     assert duration_text(76 * HOUR) == "3 d 4 h"
+
+
+async def _calendar_log(store_dir: Path) -> VirtualClock:
+    """Every day at 9:00 in Berlin: delivered on the 6th, then the session
+    is down from the 6th to the 9th at 10:00 (one delivery for three)."""
+    clock = VirtualClock(T0)  # 2026-08-05 14:00 CEST
+
+    async def first(session: Session[ReferenceHost]) -> None:
+        calendar = {"cron": "0 9 * * *", "time_zone": "Europe/Berlin"}
+        await session.tools.call_tool("schedule_create", {"prompt": "plan", "calendar": calendar})
+        await clock.advance(19 * HOUR)  # 2026-08-06 09:00 CEST
+        await _answered(session, 1)
+
+    await _run(store_dir, clock, first)
+    clock.set_wall(parse_instant("2026-08-09T08:00:00.000Z"))
+
+    async def second(session: Session[ReferenceHost]) -> None:
+        await _answered(session, 2)
+
+    await _run(store_dir, clock, second)
+    return clock
+
+
+def test_a_calendar_reminders_story_counts_what_catch_up_skipped(tmp_path: Path) -> None:
+    clock = asyncio.run(_calendar_log(tmp_path))
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert [(s.event, s.occurrence_at, s.skipped) for s in story.steps] == [
+        ("created", None, None),
+        ("due", "2026-08-06T07:00:00.000Z", 0),
+        ("delivered", "2026-08-06T07:00:00.000Z", None),
+        ("answered", None, None),
+        ("due", "2026-08-09T07:00:00.000Z", 2),  # the 7th and the 8th
+        ("delivered", "2026-08-09T07:00:00.000Z", None),
+        ("answered", None, None),
+    ]
+    assert story.steps[0].text == (
+        "calendar '0 9 * * *' in Europe/Berlin (dst_gap shift, dst_overlap first); "
+        "first due 2026-08-06T07:00:00.000Z"
+    )
+    assert story.steps[4].late_ms == HOUR
+    assert story.status == "active: next due 2026-08-10T07:00:00.000Z"
