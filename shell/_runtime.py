@@ -43,6 +43,7 @@ from tickler.core import (
     render,
 )
 from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost, FollowUp, IdleClaim, TimedHost
@@ -130,8 +131,10 @@ class ScheduleRuntime:
         backoff: Backoff | None = None,
         on_fault: Callable[[CorruptScheduleLog], None] | None = None,
         dispose_grace_s: float = DISPOSE_GRACE_S,
+        profile: Profile = DEFAULT_PROFILE,
     ) -> None:
         self._log = log
+        self._profile: Profile = profile
         self._host = host
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._timers = timers
@@ -165,6 +168,11 @@ class ScheduleRuntime:
     @property
     def phase(self) -> Phase:
         return self._phase
+
+    @property
+    def profile(self) -> Profile:
+        """The tool contract this runtime answers (``reference``: exactly v1)."""
+        return self._profile
 
     @property
     def state(self) -> State:
@@ -254,7 +262,11 @@ class ScheduleRuntime:
     async def call_tool(self, name: str, args: object) -> str:
         """One tool call: the exact output text the model sees. Never raises
         for any ``args``; a malformed call answers a closed error code."""
-        return render(await tool_result(self.execute, name, args, session_id=self._log.header.id))
+        return render(
+            await tool_result(
+                self.execute, name, args, session_id=self._log.header.id, profile=self._profile
+            )
+        )
 
     async def execute(self, command: ToolCommand) -> ToolResult:
         """One tool transaction in the session's FIFO: the one pipeline every
@@ -309,7 +321,7 @@ class ScheduleRuntime:
             if self._fault is not None:
                 return Failure(CORRUPT_LOG)
             now = self._clock.now_ms()
-            changes, result = decide(loaded.state, command, now)
+            changes, result = decide(loaded.state, command, now, profile=self._profile)
             if not changes:
                 return result  # type: ignore[return-value] # a tool command's outcome
             created_id = _created_id(result.value_or(None))
@@ -438,6 +450,7 @@ class ScheduleRuntime:
             self._arm(outcome.next_wake if isinstance(outcome, Wait) else None)
             return None
         message = followup_for(outcome)
+        _log_skipped(outcome)
         followup = NewEvent(FOLLOWUP, encode_followup(message), now)
         if not self._commit(changes, now, followup):
             self._retry_later()
@@ -736,15 +749,28 @@ async def tool_result(
     args: object,
     *,
     session_id: str = "",
+    profile: Profile = DEFAULT_PROFILE,
 ) -> ToolResult:
     """A tool call before it is shown: checked as the tool checks it (shape
     only, before the session's queue), then run by ``execute``. ``render``
     of it is the model's text; the typed API makes it a value or raises."""
-    parsed = parse_tool_call(name, args)
+    parsed = parse_tool_call(name, args, profile=profile)
     if not is_successful(parsed):
         _telemetry.refused_call(session_id, name, parsed.failure())
         return Failure(parsed.failure())
     return await execute(parsed.unwrap())
+
+
+def _log_skipped(delivery: Delivery) -> None:
+    """Latest-only catch-up: say how many missed occurrences a delivered
+    one stands for (the log's dispatch implies it; this says it)."""
+    for occurrence, skipped in zip(delivery.occurrences, delivery.skipped, strict=False):
+        if skipped:
+            logger.info(
+                "schedule: %s stands for %d earlier missed occurrence(s) (latest-only catch-up)",
+                occurrence.key,
+                skipped,
+            )
 
 
 def _uncancel() -> None:

@@ -43,6 +43,7 @@ from tickler.core import (
     tool_catalog,
 )
 from tickler.core._errors import CORRUPT_LOG
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
 from tickler.shell._pending import PendingDelivery
@@ -99,25 +100,35 @@ class SessionTools:
     never raises for any arguments). Adapters translate these for a
     framework (``schedule_toolset(session.tools)``, ...)."""
 
-    def __init__(self, execute: Execute, *, session_id: str = "") -> None:
+    def __init__(
+        self, execute: Execute, *, session_id: str = "", profile: Profile = DEFAULT_PROFILE
+    ) -> None:
         self._execute = execute
         self._session_id = session_id
+        self._profile: Profile = profile
+
+    @property
+    def profile(self) -> Profile:
+        """The tool contract (``reference``: exactly v1; ``extended``: more)."""
+        return self._profile
 
     @property
     def catalog(self) -> list[dict[str, Any]]:
         """Per tool: ``name``, ``description``, ``input_schema``, ``output_schema``."""
-        return tool_catalog()
+        return tool_catalog(profile=self._profile)
 
     async def result(self, name: str, args: object) -> ToolResult:
         """A tool call before it is shown: checked as the tool checks it
         (before the session's queue), then run in it."""
-        return await tool_result(self._execute, name, args, session_id=self._session_id)
+        return await tool_result(
+            self._execute, name, args, session_id=self._session_id, profile=self._profile
+        )
 
     async def call_tool(self, name: str, args: object) -> str:
         return render(await self.result(name, args))
 
 
-def corrupt_session_tools() -> SessionTools:
+def corrupt_session_tools(*, profile: Profile = DEFAULT_PROFILE) -> SessionTools:
     """The tools of a session its store refused to open as corrupt: a call
     of the right shape answers ``corrupt_schedule_log`` (as a runtime does
     for a corrupt log), a malformed one its own closed code first. Nothing
@@ -127,17 +138,20 @@ def corrupt_session_tools() -> SessionTools:
     async def refuse(command: ToolCommand) -> ToolResult:
         return Failure(CORRUPT_LOG)
 
-    return SessionTools(refuse)
+    return SessionTools(refuse, profile=profile)
 
 
 class Session(Generic[H_co]):
     """An open session (see :func:`open_session`): its tools, its typed API,
     and what it is doing."""
 
-    def __init__(self, log: SessionLog, clock: Clock) -> None:
+    def __init__(
+        self, log: SessionLog, clock: Clock, *, profile: Profile = DEFAULT_PROFILE
+    ) -> None:
         self.log = log
         self.clock = clock
-        self.tools = SessionTools(self.execute, session_id=log.header.id)
+        self.profile: Profile = profile
+        self.tools = SessionTools(self.execute, session_id=log.header.id, profile=profile)
         self._host: H_co | None = None
         self._runtime: ScheduleRuntime | None = None
 
@@ -284,6 +298,7 @@ async def open_session(
     timers: TimerHeap | None = None,
     dispose_grace_s: float = DISPOSE_GRACE_S,
     snapshot_after: int = 0,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> AsyncIterator[Session[H]]:
     """Open ``session_id`` of ``store`` (creating it when absent) and run it
     for the ``async with`` block: the runtime delivers due reminders to the
@@ -294,6 +309,8 @@ async def open_session(
     one; 0: always) and closes the log, which releases its lock or lease.
     ``timers`` is the timer heap (default: the process's, per event loop
     and clock); its task stops when no session has a wake left in it.
+    ``profile`` is the tool contract: ``extended`` (the default) or
+    ``reference`` (exactly the v1 contract, v1 events only).
 
     Raises what ``store.open`` raises (``SessionLocked``, ``InvalidSessionId``,
     a corrupt store's error) before anything starts."""
@@ -306,6 +323,7 @@ async def open_session(
         timers=timers,
         dispose_grace_s=dispose_grace_s,
         snapshot_after=snapshot_after,
+        profile=profile,
     ) as session:
         yield session
 
@@ -320,6 +338,7 @@ async def open_log_session(
     dispose_grace_s: float = DISPOSE_GRACE_S,
     snapshot_after: int = 0,
     on_start_error: Callable[[Exception], None] | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> AsyncIterator[Session[H]]:
     """:func:`open_session` over a log the caller opened (and this closes):
     a worker's claimed session. ``on_start_error(exc)`` is called when the
@@ -329,10 +348,12 @@ async def open_log_session(
     the teardown."""
     clock = clock if clock is not None else SystemClock()
     heap = timers if timers is not None else shared_timers(clock)
-    session: Session[H] = Session(log, clock)
+    session: Session[H] = Session(log, clock, profile=profile)
 
     def runtime(built: AgentHost) -> ScheduleRuntime:
-        return ScheduleRuntime(log, built, clock, timers=heap, dispose_grace_s=dispose_grace_s)
+        return ScheduleRuntime(
+            log, built, clock, timers=heap, dispose_grace_s=dispose_grace_s, profile=profile
+        )
 
     def stop() -> Awaitable[None]:
         return session._stop(snapshot_after=snapshot_after, timers=heap)

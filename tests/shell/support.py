@@ -35,6 +35,7 @@ from tickler.core import (
     handle,
     parse_instant,
 )
+from tickler.core._profile import Profile
 from tickler.core._session import event
 from tickler.shell._clock import VirtualClock, settle
 from tickler.shell._host import FollowUp, IdleClaim
@@ -446,6 +447,7 @@ async def rig(
     start: bool = True,
     clock: VirtualClock | None = None,
     timers: TimerHeap | None = None,
+    profile: Profile = "extended",
 ) -> AsyncIterator[Rig]:
     """A runtime on a recording log and a scripted host; on exit, every
     gate is opened and the runtime disposed."""
@@ -454,7 +456,7 @@ async def rig(
     recording = RecordingLog(log if log is not None else new_memory_log(), calls)
     host = ScriptedHost(calls, the_clock, recording, turns=turns)
     heap = timers if timers is not None else TimerHeap(the_clock)
-    runtime = ScheduleRuntime(recording, host, the_clock, timers=heap)
+    runtime = ScheduleRuntime(recording, host, the_clock, timers=heap, profile=profile)
     the_rig = Rig(the_clock, calls, recording, host, heap, runtime)
     if start:
         await runtime.start()
