@@ -47,7 +47,7 @@ from tickler.adapters._mcp_conventions import (
 )
 from tickler.adapters._tools import ToolCaller, schedule_tools, tools_profile
 from tickler.adapters.stores._files import CorruptStore
-from tickler.core import Profile
+from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell._clock import Clock
 from tickler.shell._host import AgentHost
 from tickler.shell._ports import SessionStore
@@ -145,10 +145,11 @@ async def serve_stdio(
     deliver: HostFactory,
     *,
     clock: Clock | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> None:
     """Serve the session ``session_id`` of ``store`` over stdin/stdout until
     the client closes stdin, delivering due reminders to the target
-    ``deliver(session)`` builds.
+    ``deliver(session)`` builds, with the tools of ``profile``.
 
     The session is opened for writing (a store raises ``SessionLocked`` when
     another process serves it) and closed on return; the store is the
@@ -161,14 +162,16 @@ async def serve_stdio(
     require_mcp()
     opened = False
     try:
-        async with open_session(store, session_id, host=deliver, clock=clock) as session:
+        async with open_session(
+            store, session_id, host=deliver, clock=clock, profile=profile
+        ) as session:
             opened = True
             logger.info("serving session %s", session_id)
             await _serve(session.tools)
     except CorruptStore as exc:
         if opened:
             raise
-        await serve_corrupt(session_id, exc)
+        await serve_corrupt(session_id, exc, profile=profile)
         return
     logger.info("session %s closed", session_id)
 
@@ -181,9 +184,11 @@ async def _serve(tools: ToolCaller) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_corrupt(session_id: str, exc: CorruptStore) -> None:
+async def serve_corrupt(
+    session_id: str, exc: CorruptStore, *, profile: Profile = DEFAULT_PROFILE
+) -> None:
     """Serve a session the store refused as corrupt until the client closes
     stdin: the tools answer ``corrupt_schedule_log``, nothing is delivered,
     and no file is touched; the reason (file, line) goes to the log once."""
     logger.error("session %s is corrupt, deliveries stopped: %s", session_id, exc)
-    await _serve(corrupt_session_tools())
+    await _serve(corrupt_session_tools(profile=profile))

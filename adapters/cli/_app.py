@@ -11,8 +11,9 @@ from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import examine_paths, exit_code
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect_run import inspect_paths, why_paths
-from tickler.adapters.cli._options import log_format_option, log_level_option
+from tickler.adapters.cli._options import log_format_option, log_level_option, profile_option
 from tickler.adapters.cli._output import print_json
+from tickler.core import Profile
 from tickler.core._zones import resolve_zone
 
 
@@ -122,7 +123,8 @@ def demo_agent(store_dir: str, phase: str, messages: tuple[str, ...]) -> None:
     envvar="TICKLER_MODEL",
     help="A PydanticAI model name (env TICKLER_MODEL); offline rules when unset.",
 )
-def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None:
+@profile_option
+def chat(store_dir: str | None, session_id: str, model_name: str | None, profile: Profile) -> None:
     """Chat in the terminal; reminders arrive as turns while you chat."""
     import asyncio
 
@@ -134,7 +136,7 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"cannot use {directory} as the store: {exc.strerror or exc}") from None
-    asyncio.run(run_chat(str(directory), session_id, model_name))
+    asyncio.run(run_chat(str(directory), session_id, model_name, profile=profile))
 
 
 @cli.command()
@@ -162,6 +164,7 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
     metavar="SECONDS",
     help="Give up on one delivery attempt after this long (command 30, URL 10).",
 )
+@profile_option
 @log_level_option
 @log_format_option
 def mcp(
@@ -171,6 +174,7 @@ def mcp(
     deliver_cmd: str | None,
     deliver_url: str | None,
     deliver_timeout: float | None,
+    profile: Profile,
     log_level: str,
     log_format: str,
 ) -> int:
@@ -192,6 +196,7 @@ def mcp(
             deliver_cmd,
             deliver_url,
             deliver_timeout=deliver_timeout,
+            profile=profile,
             log_level=log_level.upper(),
             log_format=log_format.lower(),
         )

@@ -110,6 +110,8 @@ def test_tools_carry_titles_annotations_and_output_schemas_and_rejections_are_er
             "-m",
             "tickler",
             "mcp",
+            "--profile",
+            "reference",  # the v1 contract, byte for byte
             "--store",
             str(tmp_path / "store"),
             "--session",
@@ -124,8 +126,10 @@ def test_tools_carry_titles_annotations_and_output_schemas_and_rejections_are_er
         with (tmp_path / "server.log").open("a") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 listed = (await client.list_tools()).tools
-                assert [t.name for t in listed] == [spec["name"] for spec in tool_catalog()]
-                for tool, spec in zip(listed, tool_catalog(), strict=True):
+                assert [t.name for t in listed] == [
+                    spec["name"] for spec in tool_catalog(profile="reference")
+                ]
+                for tool, spec in zip(listed, tool_catalog(profile="reference"), strict=True):
                     check_tool(tool, spec)
                 schemas = {tool.name: tool.output_schema for tool in listed}
                 for name, arguments, text, is_error, structured in CALLS:

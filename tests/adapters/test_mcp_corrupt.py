@@ -26,7 +26,8 @@ def params(store: Path) -> StdioServerParameters:
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tickler", "mcp", "--store", str(store), "--session", "s",
+        args=["-m", "tickler", "mcp", "--profile", "reference", "--store", str(store),
+              "--session", "s",
               "--deliver-cmd", "true"],
         env=env,
     )  # fmt: skip

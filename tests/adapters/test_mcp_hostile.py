@@ -127,7 +127,8 @@ class _RawWriter:
 def server_params(store: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tickler", "mcp", "--store", str(store), "--session", "s",
+        args=["-m", "tickler", "mcp", "--profile", "reference", "--store", str(store),
+              "--session", "s",
               "--deliver-cmd", "true"],
         env={"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None,
     )  # fmt: skip
@@ -262,7 +263,8 @@ async def _exchange(tmp_path: Path, data: bytes, count: int) -> list[dict[str, A
     """Write ``data`` to a fresh server's stdin, read ``count`` answers,
     then close stdin; the answers (no more come before the server exits)."""
     store = tmp_path / "store"
-    command = [sys.executable, "-m", "tickler", "mcp", "--store", str(store),
+    command = [sys.executable, "-m", "tickler", "mcp", "--profile", "reference",
+               "--store", str(store),
                "--session", "s", "--deliver-cmd", "true"]  # fmt: skip
     with (tmp_path / "server.log").open("ab") as err:
         async with await anyio.open_process(command, stderr=err) as server:

@@ -52,6 +52,8 @@ def server_args(store: Path, *target: str) -> list[str]:
         "-m",
         "tickler",
         "mcp",
+        "--profile",
+        "reference",  # the v1 contract, byte for byte
         "--store",
         str(store),
         "--session",
@@ -144,8 +146,10 @@ def test_lists_the_catalog_tools_and_answers_with_the_runtime_text(tmp_path: Pat
     async def scenario() -> None:
         async with connect(tmp_path, *recorder(tmp_path / "out.jsonl")) as client:
             listed = (await client.list_tools()).tools
-            assert [tool.name for tool in listed] == [t["name"] for t in tool_catalog()]
-            for tool, spec in zip(listed, tool_catalog(), strict=True):
+            assert [tool.name for tool in listed] == [
+                t["name"] for t in tool_catalog(profile="reference")
+            ]
+            for tool, spec in zip(listed, tool_catalog(profile="reference"), strict=True):
                 assert tool.description == spec["description"]
                 assert tool.input_schema == spec["input_schema"]
                 assert tool.output_schema is not None

@@ -115,8 +115,8 @@ def host(model: ScriptedModel, **options: Any) -> MakeHost[OpenAIAgentsHost]:
 
 
 def test_tools_carry_the_catalog_schemas_strict_where_that_keeps_their_meaning() -> None:
-    tools = openai_agents_tools(_NoRuntime())
-    catalog = {spec["name"]: spec for spec in tool_catalog()}
+    tools = openai_agents_tools(_NoRuntime(), profile="reference")
+    catalog = {spec["name"]: spec for spec in tool_catalog(profile="reference")}
     assert [(t.name, t.description) for t in tools] == [
         (name, spec["description"]) for name, spec in catalog.items()
     ]
@@ -137,6 +137,18 @@ def test_tools_carry_the_catalog_schemas_strict_where_that_keeps_their_meaning()
         "required": ["id"],
         "additionalProperties": False,
     }
+
+
+def test_the_extended_tools_are_all_strict_with_the_catalog_schemas_unchanged() -> None:
+    """The extended schemas are written for strict mode (every property
+    required, nullable when optional; closed objects): each tool keeps its
+    catalog schema and is strict."""
+    tools = openai_agents_tools(_NoRuntime())  # the default profile: extended
+    catalog = tool_catalog(profile="extended")
+    assert [(t.name, t.description, t.params_json_schema) for t in tools] == [
+        (spec["name"], spec["description"], spec["input_schema"]) for spec in catalog
+    ]
+    assert all(t.strict_json_schema for t in tools)
 
 
 @async_test
