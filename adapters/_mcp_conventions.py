@@ -41,7 +41,7 @@ from returns.result import Failure
 
 from tickler.core import DEFAULT_PROFILE, Profile, parse_tool_call, render
 from tickler.core._catalog import JsonSchema
-from tickler.core._commands import CREATE, DELETE, LIST
+from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
 from tickler.core._errors import ERROR_CODES, error
 
 __all__ = [
@@ -68,7 +68,6 @@ message under the transport's 4 MiB line limit."""
 PROMPT_TOO_LONG: Final = f"prompt must be at most {MAX_PROMPT_LENGTH} characters."
 """The ``invalid_prompt`` message for a longer one (ours, not the reference's)."""
 
-UPDATE: Final = "schedule_update"
 _CLOSED_CODES: Final = frozenset(ERROR_CODES)
 _CHECKED_BEFORE_LENGTH: Final = frozenset({"invalid_selector", "invalid_prompt"})
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -95,9 +94,9 @@ TOOL_HINTS: Final[dict[str, ToolHints]] = {
     LIST: ToolHints("List reminders", read_only=True),
     # Deleting an id twice leaves the same schedule as deleting it once.
     DELETE: ToolHints("Delete reminder", read_only=False, destructive=True, idempotent=True),
-    # The extended profile's: a new prompt replaces the old one; a snooze
-    # moves the next occurrence again each time it is sent.
-    UPDATE: ToolHints("Update reminder", read_only=False, destructive=True, idempotent=False),
+    # The same change again leaves the reminder as it was after the first
+    # (a snooze is relative to now, so not quite: not idempotent).
+    UPDATE: ToolHints("Change reminder", read_only=False, destructive=False, idempotent=False),
 }
 
 

@@ -31,6 +31,7 @@ from tickler.core._commands import (
     DeliverDue,
     ListSchedules,
     ToolCommand,
+    UpdateSchedule,
     parse_tool_call,
 )
 from tickler.core._decide import decide, next_target
@@ -58,6 +59,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
 )
 from tickler.core._outcomes import (
     Created,
@@ -69,6 +71,7 @@ from tickler.core._outcomes import (
     Outcome,
     ScheduleView,
     ToolOutcome,
+    Updated,
     Wait,
 )
 from tickler.core._profile import DEFAULT_PROFILE, PROFILES, Profile
@@ -140,6 +143,9 @@ __all__ = [
     "State",
     "ToolCommand",
     "ToolOutcome",
+    "UpdateChange",
+    "UpdateSchedule",
+    "Updated",
     "Wait",
     "catch_up",
     "change_json",

@@ -10,8 +10,8 @@ import copy
 from typing import Any, Final
 
 from tickler.core import _catalog_extended as extended
-from tickler.core._commands import CREATE, DELETE, LIST
-from tickler.core._errors import ERROR_CODES, OPERATIONS
+from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
+from tickler.core._errors import ERROR_CODES, EXTENDED_OPERATIONS, OPERATIONS
 from tickler.core._model import MIN_EVERY_INTERVAL_SECONDS
 from tickler.core._outcomes import DELIVERY_MODE
 from tickler.core._profile import DEFAULT_PROFILE, Profile
@@ -69,7 +69,7 @@ _VIEW: Final = {
 }
 
 
-def _errors() -> list[JsonSchema]:
+def _errors(operations: tuple[str, ...] = OPERATIONS) -> list[JsonSchema]:
     basic = [
         _closed({"code": _const(code), "message": {"type": "string"}})
         for code in ERROR_CODES
@@ -79,7 +79,7 @@ def _errors() -> list[JsonSchema]:
         {
             "code": _const("persistence_uncertain"),
             "message": {"type": "string"},
-            "operation": {"type": "string", "enum": list(OPERATIONS)},
+            "operation": {"type": "string", "enum": list(operations)},
             "id": {"type": "string"},
         },
         optional=("id",),
@@ -87,8 +87,8 @@ def _errors() -> list[JsonSchema]:
     return [*basic, uncertain]
 
 
-def _outputs(*success: JsonSchema) -> JsonSchema:
-    return {"oneOf": [*success, *_errors()]}
+def _outputs(*success: JsonSchema, operations: tuple[str, ...] = OPERATIONS) -> JsonSchema:
+    return {"oneOf": [*success, *_errors(operations)]}
 
 
 _LOCAL_AT: Final = _closed(
@@ -179,12 +179,25 @@ def _calendar_view() -> JsonSchema:
     )
 
 
+def _paused(view: JsonSchema) -> JsonSchema:
+    """A view whose state may also be ``paused`` (extended profile)."""
+    out = copy.deepcopy(view)
+    out["properties"]["state"]["enum"] = ["scheduled", "overdue", "paused"]
+    return out
+
+
 def _extended_catalog() -> list[dict[str, Any]]:
-    view = {"oneOf": [*_VIEW["oneOf"], _calendar_view()]}
+    view = {"oneOf": [_paused(v) for v in (*_VIEW["oneOf"], _calendar_view())]}
+    ops = EXTENDED_OPERATIONS
+    not_found = _closed(
+        {"id": {"type": "string"}, "updated": _const(False), "code": _const("schedule_not_found")}
+    )
+    deleted = _CATALOG[2]["output_schema"]["oneOf"][:2]
     outputs = {
-        CREATE: _outputs(view),
-        LIST: _outputs({"type": "array", "items": view}),
-        DELETE: _CATALOG[2]["output_schema"],
+        CREATE: _outputs(view, operations=ops),
+        LIST: _outputs({"type": "array", "items": view}, operations=ops),
+        DELETE: _outputs(*deleted, operations=ops),
+        UPDATE: _outputs(view, not_found, operations=ops),
     }
     return [
         {
@@ -193,7 +206,7 @@ def _extended_catalog() -> list[dict[str, Any]]:
             "input_schema": extended.INPUTS[name],
             "output_schema": outputs[name],
         }
-        for name in (CREATE, LIST, DELETE)
+        for name in (CREATE, LIST, DELETE, UPDATE)
     ]
 
 

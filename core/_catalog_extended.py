@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from tickler.core._commands import CREATE, DELETE, LIST
+from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
 from tickler.core._model import MIN_EVERY_INTERVAL_SECONDS
 
 JsonSchema = dict[str, Any]
@@ -58,7 +58,10 @@ def _closed(properties: JsonSchema) -> JsonSchema:
     }
 
 
-def _nullable(schema: JsonSchema, description: str) -> JsonSchema:
+def _or_null(schema: JsonSchema, description: str) -> JsonSchema:
+    """An optional member: the value, or null for absent (strict mode has
+    every member required; ``anyOf`` rather than a type list, which some
+    frameworks' schema readers do not know)."""
     return {"anyOf": [schema, _NULL], "description": description}
 
 
@@ -92,22 +95,20 @@ _CALENDAR: Final = _closed(
             ),
         },
         "time_zone": _ZONE,
-        "dst_gap": {
-            "type": ["string", "null"],
-            "enum": ["shift", "skip", None],
-            "description": (
+        "dst_gap": _or_null(
+            {"type": "string", "enum": ["shift", "skip"]},
+            (
                 "A matched local time that does not exist (clocks spring forward): shift "
                 '(default, null) fires once just after the gap, skip does not fire. E.g. "shift".'
             ),
-        },
-        "dst_overlap": {
-            "type": ["string", "null"],
-            "enum": ["first", "both", None],
-            "description": (
+        ),
+        "dst_overlap": _or_null(
+            {"type": "string", "enum": ["first", "both"]},
+            (
                 "A matched local time that occurs twice (clocks fall back): first (default, "
                 'null) fires at the earlier one only, both fires at each. E.g. "first".'
             ),
-        },
+        ),
     }
 )
 
@@ -119,11 +120,10 @@ CREATE_INPUT: Final = _closed(
                 'Reminder content to present when it falls due; non-empty. E.g. "stand-up notes".'
             ),
         },
-        "after_seconds": {
-            "type": ["integer", "null"],
-            "minimum": 1,
-            "description": "One-shot delay in whole seconds, at least 1, e.g. 600; else null.",
-        },
+        "after_seconds": _or_null(
+            {"type": "integer", "minimum": 1},
+            "One-shot delay in whole seconds, at least 1, e.g. 600; else null.",
+        ),
         "at": {
             "anyOf": [
                 {
@@ -142,15 +142,12 @@ CREATE_INPUT: Final = _closed(
                 '"time": "09:00:00", "time_zone": "Europe/Berlin"}; else null.'
             ),
         },
-        "every_seconds": {
-            "type": ["integer", "null"],
-            "minimum": MIN_EVERY_INTERVAL_SECONDS,
-            "description": (
-                f"Fixed-rate interval in whole seconds, at least {MIN_EVERY_INTERVAL_SECONDS}, "
-                "counted from creation, e.g. 3600; else null."
-            ),
-        },
-        "calendar": _nullable(
+        "every_seconds": _or_null(
+            {"type": "integer", "minimum": MIN_EVERY_INTERVAL_SECONDS},
+            f"Fixed-rate interval in whole seconds, at least {MIN_EVERY_INTERVAL_SECONDS}, "
+            "counted from creation, e.g. 3600; else null.",
+        ),
+        "calendar": _or_null(
             _CALENDAR,
             "Recurring on a calendar rule in a time zone, e.g. "
             '{"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, '
@@ -163,9 +160,40 @@ DELETE_INPUT: Final = _closed(
     {"id": {"type": "string", "description": 'Exact schedule id, e.g. "schedule-3".'}}
 )
 
-INPUTS: Final = {CREATE: CREATE_INPUT, LIST: LIST_INPUT, DELETE: DELETE_INPUT}
+UPDATE_DESCRIPTION: Final = (
+    "Change one active reminder in place; its id stays. Send id and at least one of: prompt "
+    "(new text), paused (true: deliver nothing until resumed; false: resume, waiting for the "
+    "next occurrence without replaying what fell due while paused), snooze_seconds (move the "
+    "next occurrence, or a one-shot's time, to now plus that many seconds; later occurrences "
+    "stay on the rule; not for every_seconds reminders). Set what you do not change to null. "
+    'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600}. '
+    "Unknown or finished ids return updated false."
+)
+UPDATE_INPUT: Final = _closed(
+    {
+        "id": {"type": "string", "description": 'Exact schedule id, e.g. "schedule-3".'},
+        "prompt": _or_null(
+            {"type": "string"}, 'New reminder text, e.g. "stand-up notes, room 4"; else null.'
+        ),
+        "paused": _or_null(
+            {"type": "boolean"}, "true pauses, false resumes, e.g. true; else null."
+        ),
+        "snooze_seconds": _or_null(
+            {"type": "integer", "minimum": 1},
+            "Whole seconds from now for the next occurrence, e.g. 600; else null.",
+        ),
+    }
+)
+
+INPUTS: Final = {
+    CREATE: CREATE_INPUT,
+    LIST: LIST_INPUT,
+    DELETE: DELETE_INPUT,
+    UPDATE: UPDATE_INPUT,
+}
 DESCRIPTIONS: Final = {
     CREATE: CREATE_DESCRIPTION,
     LIST: LIST_DESCRIPTION,
     DELETE: DELETE_DESCRIPTION,
+    UPDATE: UPDATE_DESCRIPTION,
 }

@@ -29,6 +29,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
     create,
     delete,
     dispatch,
@@ -41,6 +42,8 @@ from tickler.core._rules import (
     id_breach,
     instant_rule,
     log_reason,
+    paused_rule,
+    prompt_breach,
 )
 from tickler.core._wire import fast_decode
 
@@ -91,6 +94,8 @@ def decode_change_value(value: object) -> ScheduleChange:  # noqa: C901 - one br
     version = value.get("version")
     if _is_v2_create(value):
         return _decode_v2_create(value)
+    if _is_v2(value) and value.get("operation") == "update":
+        return _decode_update(value)
     # Version 2 holds only what version 1 cannot say; any other payload must
     # be version 1 (the reference's own reason for every other version).
     if isinstance(version, bool) or version != 1:
@@ -116,12 +121,48 @@ def decode_change_value(value: object) -> ScheduleChange:  # noqa: C901 - one br
             raise CorruptScheduleLog(Reason.OPERATION)
 
 
+def _is_v2(value: Mapping[str, object]) -> bool:
+    version = value.get("version")
+    return type(version) is int and version == 2
+
+
+_UPDATE_REQUIRED: Final = frozenset({"version", "operation", "id"})
+_UPDATE_OPTIONAL: Final = frozenset({"prompt", "paused", "scheduledAt"})
+
+
+def _decode_update(value: Mapping[str, object]) -> UpdateChange:
+    """Keys, then id, prompt, paused and scheduledAt by the rulebook."""
+    keys = value.keys()
+    if (
+        not keys >= _UPDATE_REQUIRED
+        or not keys - _UPDATE_REQUIRED
+        or not (keys - _UPDATE_REQUIRED <= _UPDATE_OPTIONAL)
+    ):
+        raise CorruptScheduleLog(Reason.UPDATE_KEYS)
+    schedule_id = _decode_id(value["id"])
+    change = UpdateChange(id=schedule_id)
+    if "prompt" in keys:
+        prompt = value["prompt"]
+        breach = prompt_breach(prompt)
+        if breach is not None:
+            raise CorruptScheduleLog(log_reason(breach, kind="update"))
+        assert isinstance(prompt, str)
+        change = msgspec.structs.replace(change, prompt=prompt)
+    if "paused" in keys:
+        paused = paused_rule(value["paused"])
+        if isinstance(paused, Breach):
+            raise CorruptScheduleLog(log_reason(paused))
+        change = msgspec.structs.replace(change, paused=paused)
+    if "scheduledAt" in keys:
+        change = msgspec.structs.replace(change, scheduled_at=_decode_instant(value["scheduledAt"]))
+    return change
+
+
 def _is_v2_create(value: Mapping[str, object]) -> bool:
     """A version-2 create: one of a calendar record."""
-    version, schedule = value.get("version"), value.get("schedule")
+    schedule = value.get("schedule")
     return (
-        type(version) is int
-        and version == 2
+        _is_v2(value)
         and value.get("operation") == "create"
         and isinstance(schedule, Mapping)
         and schedule.get("kind") == "calendar"
@@ -225,6 +266,19 @@ def change_json(change: ScheduleChange) -> str:
             )
         case DispatchChange(id=schedule_id):
             return f'{{"version":1,"operation":"dispatch","id":{js_string(schedule_id)}}}'
+        case UpdateChange():
+            return _update_json(change)
+
+
+def _update_json(change: UpdateChange) -> str:
+    text = f'{{"version":2,"operation":"update","id":{js_string(change.id)}'
+    if isinstance(change.prompt, str):
+        text += f',"prompt":{js_string(change.prompt)}'
+    if isinstance(change.paused, bool):
+        text += f',"paused":{"true" if change.paused else "false"}'
+    if isinstance(change.scheduled_at, str):
+        text += f',"scheduledAt":"{change.scheduled_at}"'
+    return text + "}"
 
 
 def encode_change(change: ScheduleChange) -> bytes:

@@ -26,6 +26,8 @@ from tickler.core._rules import (
     after_seconds_rule,
     every_interval_rule,
     id_breach,
+    paused_rule,
+    snooze_rule,
     tool_error,
     tool_prompt,
 )
@@ -61,6 +63,16 @@ class ListSchedules(msgspec.Struct, frozen=True):
     pass
 
 
+class UpdateSchedule(msgspec.Struct, frozen=True, kw_only=True):
+    """``schedule_update`` (extended profile): each member UNSET when not
+    given; the values are judged again by ``decide``."""
+
+    id: str
+    prompt: object = msgspec.UNSET
+    paused: object = msgspec.UNSET
+    snooze_seconds: object = msgspec.UNSET
+
+
 class DeleteSchedule(msgspec.Struct, frozen=True):
     id: str
 
@@ -70,12 +82,15 @@ class DeliverDue(msgspec.Struct, frozen=True):
 
 
 CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery | CreateCalendar
-ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule
+ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule | UpdateSchedule
 Command: TypeAlias = ToolCommand | DeliverDue
 
 CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
+UPDATE: Final = "schedule_update"
+_UPDATE_CHANGES: Final = ("prompt", "paused", "snooze_seconds")
+_UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 _EXTENDED_SELECTORS: Final = (*_SELECTORS, "calendar")
@@ -124,7 +139,43 @@ def parse_tool_call(
         return Success(ListSchedules())
     if name == DELETE:
         return _parse_delete(arguments)
+    if name == UPDATE and profile == "extended":
+        return parse_update(arguments)
     return Failure(INTERNAL_ERROR)
+
+
+def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C901 - per member
+    """``schedule_update``: the key set, then id, prompt, paused and
+    snooze_seconds by the rulebook's rules (nulls already dropped)."""
+    shape = error("invalid_selector", Msg.UPDATE)
+    if not isinstance(args, Mapping):
+        return Failure(shape)
+    if holds_lossy_number(args):
+        return Failure(error("invalid_rule", Msg.SNOOZE_SECONDS))
+    keys = args.keys()
+    if not keys <= _UPDATE_KEYS or not any(key in keys for key in _UPDATE_CHANGES):
+        return Failure(shape)
+    schedule_id = args.get("id")
+    if id_breach(schedule_id) is not None:
+        return Failure(error("invalid_rule", Msg.UPDATE_ID))
+    assert isinstance(schedule_id, str)
+    command = UpdateSchedule(id=schedule_id)
+    if "prompt" in keys:
+        if isinstance(tool_prompt(args["prompt"]), Breach):
+            return Failure(tool_error(Breach.PROMPT))
+        command = msgspec.structs.replace(command, prompt=args["prompt"])
+    if "paused" in keys:
+        paused = paused_rule(args["paused"])
+        if isinstance(paused, Breach):
+            return Failure(tool_error(paused))
+        command = msgspec.structs.replace(command, paused=paused)
+    if "snooze_seconds" in keys:
+        value = args["snooze_seconds"]
+        seconds = snooze_rule(None, value if is_json_number(value) else None)
+        if isinstance(seconds, Breach):
+            return Failure(tool_error(seconds))
+        command = msgspec.structs.replace(command, snooze_seconds=seconds)
+    return Success(command)
 
 
 def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:

@@ -6,6 +6,8 @@ the returned changes; nothing here reads a clock or allocates at random.
 
 from __future__ import annotations
 
+import msgspec
+from msgspec import UNSET
 from returns.result import Failure, Result, Success
 
 from tickler.core._at import parse_at
@@ -20,8 +22,9 @@ from tickler.core._commands import (
     DeleteSchedule,
     DeliverDue,
     ListSchedules,
+    UpdateSchedule,
 )
-from tickler.core._errors import Msg, ScheduleError, error
+from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
 from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import (
@@ -31,6 +34,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
     create,
     delete,
     dispatch,
@@ -44,6 +48,7 @@ from tickler.core._outcomes import (
     Occurrence,
     Outcome,
     ScheduleView,
+    Updated,
     ViewState,
     Wait,
 )
@@ -57,12 +62,14 @@ from tickler.core._rules import (
     id_breach,
     is_due,
     lattice_rule,
+    paused_rule,
+    snooze_rule,
     target_breach,
     tool_calendar,
     tool_error,
     tool_prompt,
 )
-from tickler.core._state import State
+from tickler.core._state import State, evolve
 
 Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
 # Greater than any creation order: bounds "every key with target <= now".
@@ -85,12 +92,90 @@ def decide(
         case CreateAfter() | CreateAt() | CreateEvery() | CreateCalendar():
             return _create(state, command, now)
         case ListSchedules():
-            views = tuple(view(record, now) for record in state.active)
+            views = tuple(_view(state, record, now) for record in state.active)
             return (), Success(Listed(views))
+        case UpdateSchedule() if profile == "reference":
+            return (), Failure(INTERNAL_ERROR)  # no such tool in the v1 contract
+        case UpdateSchedule():
+            return _update(state, command, now)
         case DeleteSchedule(id=schedule_id):
             return _delete(state, schedule_id)
         case DeliverDue():
             return _deliver_due(state, now)
+
+
+def _view(state: State, record: ScheduleRecord, now: int) -> ScheduleView:
+    if state.is_paused(record.id):
+        return ScheduleView(record, "paused")
+    return view(record, now)
+
+
+def _resumed_target(record: ScheduleRecord, target: int, now: int) -> int:
+    """A recurring reminder resumed after its target: the first occurrence
+    after ``now`` (what fell due while paused is not replayed). A one-shot,
+    or a target still ahead, stays."""
+    if target > now:
+        return target
+    if isinstance(record, CalendarSchedule):
+        rule = calendar_fields_rule(
+            record.cron, record.time_zone, record.dst_gap, record.dst_overlap
+        )
+        assert not isinstance(rule, Breach)  # judged when it was created
+        following = next_occurrence(rule, now)
+        return target if following is None else following
+    if isinstance(record, EverySchedule):
+        step = lattice_rule(target, record.every_seconds, now)
+        if isinstance(step, Breach) or step[1] is None:
+            return target
+        return step[1]
+    return target
+
+
+def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912
+    """Judge every member (the rulebook's rules, as the parser did), then
+    the change: only what differs is logged; nothing differing logs nothing."""
+    if id_breach(command.id) is not None:
+        return (), Failure(error("invalid_rule", Msg.UPDATE_ID))
+    active = state.entries.get(command.id)
+    if active is None:
+        return (), Success(NotFound(command.id, "update"))
+    record, target = active.record, active.target
+    was_paused = state.is_paused(command.id)
+    prompt: str | None = None
+    if command.prompt is not UNSET:
+        stored = tool_prompt(command.prompt)
+        if isinstance(stored, Breach):
+            return (), Failure(tool_error(stored))
+        prompt = stored
+    paused = was_paused
+    if command.paused is not UNSET:
+        read = paused_rule(command.paused)
+        if isinstance(read, Breach):
+            return (), Failure(tool_error(read))
+        paused = read
+    if command.snooze_seconds is not UNSET:
+        seconds = snooze_rule(record, command.snooze_seconds)
+        if isinstance(seconds, Breach):
+            return (), Failure(tool_error(seconds))
+        breach = target_breach(now + seconds * 1000, now)
+        if breach is not None:
+            return (), Failure(tool_error(breach))
+        target = now + seconds * 1000
+    elif was_paused and not paused:
+        target = _resumed_target(record, target, now)
+    change = UpdateChange(id=command.id)
+    if prompt is not None and prompt != record.prompt:
+        change = msgspec.structs.replace(change, prompt=prompt)
+    if paused != was_paused:
+        change = msgspec.structs.replace(change, paused=paused)
+    if target != active.target:
+        change = msgspec.structs.replace(change, scheduled_at=format_instant(target))
+    if change == UpdateChange(id=command.id):
+        return (), Success(Updated(_view(state, record, now)))
+    updated = evolve(state, change)
+    changed = updated.get(command.id)
+    assert changed is not None
+    return (change,), Success(Updated(_view(updated, changed, now)))
 
 
 def view_state(record: ScheduleRecord, now: int) -> ViewState:

@@ -24,8 +24,10 @@ ErrorCode = Literal[
 ]
 ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
 
-Operation = Literal["create", "list", "delete"]
-OPERATIONS: Final[tuple[Operation, ...]] = get_args(Operation)
+Operation = Literal["create", "list", "delete", "update"]
+# the reference's (``update`` is the extended profile's schedule_update)
+OPERATIONS: Final[tuple[Operation, ...]] = ("create", "list", "delete")
+EXTENDED_OPERATIONS: Final[tuple[Operation, ...]] = get_args(Operation)
 
 
 class ScheduleError(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -76,6 +78,22 @@ class Msg:
     NOT_FUTURE: Final = "The scheduled time must be strictly in the future."
     OUT_OF_RANGE: Final = (
         "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
+    )
+    UPDATE: Final = (
+        "schedule_update accepts id and at least one of prompt, paused, or snooze_seconds, "
+        'e.g. {"id": "schedule-3", "paused": true} or {"id": "schedule-3", "snooze_seconds": 600}.'
+    )
+    UPDATE_ID: Final = (
+        "schedule_update id must be non-empty without surrounding whitespace, "
+        'e.g. "schedule-3" as schedule_create or schedule_list returned it.'
+    )
+    PAUSED: Final = "paused must be true (stop delivering) or false (resume)."
+    SNOOZE_SECONDS: Final = (
+        "snooze_seconds must be a whole number of seconds, at least 1, e.g. 600."
+    )
+    SNOOZE_EVERY: Final = (
+        "snooze_seconds applies to after, at and calendar reminders; an every_seconds reminder "
+        "keeps its interval: pause it, or delete it and create one at the new time."
     )
     CORRUPT: Final = "The session schedule log is corrupt."
     PERSISTENCE: Final = (

@@ -150,8 +150,26 @@ class CreateChangeV2(
         return 2
 
 
+class UpdateChange(msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True):
+    """A version-2 change of an active reminder in place (the id stays):
+    its prompt, paused or not, and its target when that moves (a snooze, or
+    a resume past what fell due). Each member is absent when unchanged; at
+    least one is present. Decoded by the exact path only."""
+
+    id: ScheduleId
+    prompt: Prompt | UnsetType = UNSET
+    paused: bool | UnsetType = UNSET
+    scheduled_at: Instant | UnsetType = UNSET
+
+    @property
+    def version(self) -> Literal[2]:
+        return 2
+
+
 V1Change: TypeAlias = CreateChange | DeleteChange | DispatchChange
-ScheduleChange: TypeAlias = CreateChange | DeleteChange | DispatchChange | CreateChangeV2
+ScheduleChange: TypeAlias = (
+    CreateChange | DeleteChange | DispatchChange | CreateChangeV2 | UpdateChange
+)
 
 
 def create(record: ScheduleRecord) -> CreateChange | CreateChangeV2:

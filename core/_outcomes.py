@@ -9,7 +9,7 @@ import msgspec
 from tickler.core._model import ScheduleRecord
 
 DELIVERY_MODE: Final = "session-local"
-ViewState = Literal["scheduled", "overdue"]
+ViewState = Literal["scheduled", "overdue", "paused"]
 
 
 class ScheduleView(msgspec.Struct, frozen=True):
@@ -32,9 +32,17 @@ class Deleted(msgspec.Struct, frozen=True):
 
 
 class NotFound(msgspec.Struct, frozen=True):
-    """``schedule_not_found``: a result (``deleted: false``), not an error."""
+    """``schedule_not_found``: a result (``deleted: false``, or
+    ``updated: false`` for ``schedule_update``), not an error."""
 
     id: str
+    tool: Literal["delete", "update"] = "delete"
+
+
+class Updated(msgspec.Struct, frozen=True):
+    """``schedule_update``: the reminder as it is now."""
+
+    view: ScheduleView
 
 
 class Occurrence(msgspec.Struct, frozen=True):
@@ -70,5 +78,5 @@ class Wait(msgspec.Struct, frozen=True):
     next_wake: int | None
 
 
-ToolOutcome: TypeAlias = Created | Listed | Deleted | NotFound
+ToolOutcome: TypeAlias = Created | Listed | Deleted | NotFound | Updated
 Outcome: TypeAlias = ToolOutcome | Delivery | Wait

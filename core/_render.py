@@ -25,6 +25,7 @@ from tickler.core._outcomes import (
     NotFound,
     Outcome,
     ScheduleView,
+    Updated,
     Wait,
 )
 
@@ -76,12 +77,14 @@ def error_json(err: ScheduleError) -> str:
 
 def outcome_json(outcome: Outcome) -> str:
     match outcome:
-        case Created(view=created):
+        case Created(view=created) | Updated(view=created):
             return view_json(created)
         case Listed(views=views):
             return "[" + ",".join(view_json(v) for v in views) + "]"
         case Deleted(id=schedule_id):
             return f'{{"id":{js_string(schedule_id)},"deleted":true}}'
+        case NotFound(id=schedule_id, tool="update"):
+            return f'{{"id":{js_string(schedule_id)},"updated":false,"code":"schedule_not_found"}}'
         case NotFound(id=schedule_id):
             return f'{{"id":{js_string(schedule_id)},"deleted":false,"code":"schedule_not_found"}}'
         case Delivery(text=text):

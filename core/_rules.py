@@ -28,7 +28,14 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Final
 
-from tickler.core._calendar import CalendarRule, CatchUp, catch_up, parse_calendar
+from tickler.core._calendar import (
+    CalendarRule,
+    CatchUp,
+    catch_up,
+    count_occurrences,
+    next_occurrence,
+    parse_calendar,
+)
 from tickler.core._errors import Msg, ScheduleError, error
 from tickler.core._instant import (
     MAX_INSTANT_MS,
@@ -74,6 +81,13 @@ class Breach(enum.Enum):
     CALENDAR_RULE = "calendar_rule"  # cron, timeZone, dstGap or dstOverlap not valid
     CALENDAR_OFF_RULE = "calendar_off_rule"  # scheduledAt is not an occurrence of the rule
     CALENDAR_NO_ACCEPTED_AT = "calendar_no_accepted_at"  # a calendar dispatch without it
+    # updates in place (v2)
+    UPDATE_INACTIVE = "update_inactive"  # an update of an id that is not active
+    UPDATE_OFF_LATTICE = "update_off_lattice"  # a fixed-rate target moved off its lattice
+    DISPATCH_PAUSED = "dispatch_paused"  # a dispatch of a paused reminder
+    PAUSED_NOT_BOOLEAN = "paused_not_boolean"  # paused is not true or false
+    SNOOZE_SECONDS = "snooze_seconds"  # not a safe integer of at least 1
+    SNOOZE_EVERY = "snooze_every"  # a snooze of a fixed-rate reminder
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -266,11 +280,46 @@ def tool_calendar(value: object) -> CalendarRule | ScheduleError:
 def calendar_step_rule(rule: CalendarRule, target: int, accepted_ms: int) -> CatchUp | Breach:
     """A calendar dispatch accepted at ``accepted_ms`` for a record whose next
     occurrence was ``target``: latest-only catch-up (the occurrence
-    delivered, how many it stands for, the next target), or the breach."""
+    delivered, how many it stands for, the next target), or the breach. A
+    snoozed target need not be on the rule: it is an occurrence of its own,
+    and the rule's occurrences after it still count."""
     if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
         return Breach.ACCEPTED_OUT_OF_RANGE
+    if accepted_ms < target:
+        return Breach.DISPATCH_PRECEDES
     step = catch_up(rule, target, accepted_ms)
-    return Breach.DISPATCH_PRECEDES if step is None else step
+    if step is None:  # a snoozed target, and no occurrence of the rule since
+        return CatchUp(target, 0, next_occurrence(rule, accepted_ms))
+    if step.occurrence != target and not is_occurrence(rule, target):
+        return step._replace(skipped=step.skipped + 1)  # the snoozed one too
+    return step
+
+
+def is_occurrence(rule: CalendarRule, instant: int) -> bool:
+    return count_occurrences(rule, instant - 1, instant) == 1
+
+
+def update_target_breach(record: ScheduleRecord, old_target: int, new_target: int) -> Breach | None:
+    """A fixed-rate record's target moves along its lattice only (a resume);
+    other records' targets may move anywhere (a snooze)."""
+    if type(record) is EverySchedule and (new_target - old_target) % (record.every_seconds * 1000):
+        return Breach.UPDATE_OFF_LATTICE
+    return None
+
+
+def paused_rule(paused: object) -> bool | Breach:
+    return paused if type(paused) is bool else Breach.PAUSED_NOT_BOOLEAN
+
+
+def snooze_rule(record: ScheduleRecord | None, seconds: object) -> int | Breach:
+    """``snooze_seconds``: a safe integer of at least 1, for a one-shot or a
+    calendar reminder (a fixed-rate one keeps its lattice)."""
+    value = seconds if type(seconds) is int else safe_integer(seconds)
+    if value is None or not 1 <= value <= MAX_SAFE_INTEGER:
+        return Breach.SNOOZE_SECONDS
+    if type(record) is EverySchedule:
+        return Breach.SNOOZE_EVERY
+    return value
 
 
 def record_rule(record: ScheduleRecord) -> int | Breach:
@@ -366,6 +415,11 @@ class Reason:
     EVERY_KEYS: Final = (
         "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt"
     )
+    UPDATE_KEYS: Final = (
+        "schedule update must contain version, operation, id, and at least one of prompt, "
+        "paused, and scheduledAt"
+    )
+    PAUSED: Final = "schedule update paused must be true or false"
     V2_CREATE_KEYS: Final = (
         "schedule create version 2 must contain exactly version, operation, and schedule"
     )
@@ -398,6 +452,8 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     ),
     Breach.CALENDAR_OFF_RULE: "calendar scheduledAt must be an occurrence of its rule",
     Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
+    Breach.UPDATE_OFF_LATTICE: "every update must keep scheduledAt on its interval",
+    Breach.PAUSED_NOT_BOOLEAN: "schedule update paused must be true or false",
 }
 
 
@@ -412,6 +468,10 @@ def log_reason(breach: Breach, *, kind: str = "", schedule_id: str = "") -> str:
         return f"schedule delete targets inactive id {js_string(schedule_id)}"
     if breach is Breach.DISPATCH_INACTIVE:
         return f"schedule dispatch targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.UPDATE_INACTIVE:
+        return f"schedule update targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.DISPATCH_PAUSED:
+        return f"schedule dispatch targets paused id {js_string(schedule_id)}"
     if breach is Breach.DISPATCH_PRECEDES and kind == "calendar":
         return "calendar dispatch cannot precede the active scheduledAt"
     return _LOG_REASONS[breach]
@@ -427,6 +487,9 @@ _TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
     # a delivery decision at a clock outside years 0001-9999
     Breach.ACCEPTED_OUT_OF_RANGE: error("time_out_of_range", Msg.OUT_OF_RANGE),
     Breach.NOT_FUTURE: error("not_future", Msg.NOT_FUTURE),
+    Breach.PAUSED_NOT_BOOLEAN: error("invalid_rule", Msg.PAUSED),
+    Breach.SNOOZE_SECONDS: error("invalid_rule", Msg.SNOOZE_SECONDS),
+    Breach.SNOOZE_EVERY: error("invalid_rule", Msg.SNOOZE_EVERY),
 }
 
 
@@ -450,15 +513,19 @@ __all__ = [
     "id_breach",
     "instant_rule",
     "is_due",
+    "is_occurrence",
     "is_stored_text",
     "lattice_rule",
     "log_reason",
     "occurrence_rule",
+    "paused_rule",
     "prompt_breach",
     "record_rule",
     "reuse_breach",
+    "snooze_rule",
     "target_breach",
     "tool_calendar",
     "tool_error",
     "tool_prompt",
+    "update_target_breach",
 ]

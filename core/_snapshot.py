@@ -15,6 +15,7 @@ import json
 from typing import Final, Literal
 
 import msgspec
+from pyrsistent import pset
 
 from tickler.core._layered import LayeredMap
 from tickler.core._model import (
@@ -45,6 +46,7 @@ class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     seen_others: list[str]
     rows: list[_Row]
     calendars: dict[str, tuple[str, str, str, str]] = {}
+    paused: list[str] = []
 
 
 _DECODER: Final = msgspec.json.Decoder(StateImage)
@@ -113,6 +115,7 @@ def encode_state(state: State) -> bytes:
             for e in state.entries.values()
             if isinstance(r := e.record, CalendarSchedule)
         },
+        paused=sorted(state.paused),
     )
     try:
         return _ENCODER.encode(image)
@@ -133,7 +136,12 @@ def decode_state(data: bytes) -> State:
         raise SnapshotError("duplicate ids")
     one_shots: list[DueKey] = []
     everies: list[DueKey] = []
+    paused = pset(image.paused)
+    if not paused <= entries.keys():
+        raise SnapshotError("a paused id is not active")
     for active in entries.values():
+        if active.record.id in paused:
+            continue
         (everies if isinstance(active.record, RECURRING) else one_shots).append(active.due_key)
     one_shots.sort()
     everies.sort()
@@ -143,4 +151,5 @@ def decode_state(data: bytes) -> State:
         image.created,
         SortedKeys.from_sorted(one_shots),
         SortedKeys.from_sorted(everies),
+        paused,
     )

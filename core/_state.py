@@ -14,7 +14,8 @@ from itertools import islice
 from typing import Final, NamedTuple, Protocol
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
+from pyrsistent import PSet, pset
 
 from tickler.core._codec import decode_change
 from tickler.core._errors import CorruptScheduleLog
@@ -32,6 +33,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    UpdateChange,
 )
 from tickler.core._rules import (
     Breach,
@@ -47,8 +49,11 @@ from tickler.core._rules import (
     lattice_rule,
     log_reason,
     occurrence_rule,
+    paused_rule,
+    prompt_breach,
     record_rule,
     reuse_breach,
+    update_target_breach,
 )
 from tickler.core._seen import SeenBuilder, SeenIds
 from tickler.core._session import SessionEvent
@@ -74,13 +79,17 @@ def entry(order: int, record: ScheduleRecord) -> Entry:
     return Entry(order, record, parse_instant(record.scheduled_at))
 
 
+_NO_PAUSED: Final[PSet[str]] = pset()
+
+
 @dataclass(frozen=True, slots=True)
 class State:
     """The replayed schedule state of one session's owned suffix.
 
     ``entries`` maps each active id to its record; ``one_shots`` and
     ``everies`` index the active records by (target, creation order);
-    ``seen_ids`` holds every id ever created; ``created`` counts creates.
+    ``seen_ids`` holds every id ever created; ``created`` counts creates;
+    ``paused`` holds the active ids that are paused (in no due index).
     """
 
     entries: LayeredMap[Entry]
@@ -88,6 +97,10 @@ class State:
     created: int
     one_shots: SortedKeys
     everies: SortedKeys
+    paused: PSet[str] = _NO_PAUSED
+
+    def is_paused(self, schedule_id: str) -> bool:
+        return schedule_id in self.paused
 
     @property
     def active(self) -> tuple[ScheduleRecord, ...]:
@@ -113,13 +126,15 @@ class _Book(Protocol):
     def create(self, new: Entry) -> None: ...
     def replace(self, entry: Entry, moved: Entry) -> None: ...
     def remove(self, entry: Entry) -> None: ...
+    def is_paused(self, schedule_id: str) -> bool: ...
+    def update(self, entry: Entry, changed: Entry, paused: bool) -> None: ...
 
 
 def _broken(breach: Breach, change_id: str = "", kind: str = "") -> CorruptScheduleLog:
     return CorruptScheduleLog(log_reason(breach, kind=kind, schedule_id=change_id))
 
 
-def _apply(book: _Book, change: ScheduleChange) -> None:
+def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case per change
     """The log's rules (reference section (c)), each from the rulebook: the
     record's fields, then ids never reused; deletes and dispatches of active
     ids; the dispatch's form and the fixed-rate lattice."""
@@ -144,7 +159,41 @@ def _apply(book: _Book, change: ScheduleChange) -> None:
                 if invalid is not None:
                     raise _broken(invalid)
                 raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
+            if book.is_paused(schedule_id):
+                raise _broken(Breach.DISPATCH_PAUSED, schedule_id)
             _dispatch(book, entry, accepted_at if isinstance(accepted_at, str) else None)
+        case UpdateChange(id=schedule_id):
+            entry = book.get(schedule_id)
+            if entry is None:
+                raise _broken(id_breach(schedule_id) or Breach.UPDATE_INACTIVE, schedule_id)
+            _update(book, entry, change)
+
+
+def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
+    """A change in place: the prompt, paused or not, the target (a fixed-rate
+    one along its lattice only)."""
+    record, target = entry.record, entry.target
+    if not isinstance(change.prompt, UnsetType):
+        breach = prompt_breach(change.prompt)
+        if breach is not None:
+            raise _broken(breach, kind="update")
+        record = msgspec.structs.replace(record, prompt=change.prompt)
+    if not isinstance(change.scheduled_at, UnsetType):
+        moved = instant_rule(change.scheduled_at)
+        if isinstance(moved, Breach):
+            raise _broken(moved)
+        off = update_target_breach(entry.record, entry.target, moved)
+        if off is not None:
+            raise _broken(off)
+        record = msgspec.structs.replace(record, scheduled_at=change.scheduled_at)
+        target = moved
+    paused = book.is_paused(record.id)
+    if not isinstance(change.paused, UnsetType):
+        read = paused_rule(change.paused)
+        if isinstance(read, Breach):
+            raise _broken(read)
+        paused = read
+    book.update(entry, Entry(entry.order, record, target), paused)
 
 
 def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
@@ -190,7 +239,7 @@ def _calendar_next(record: CalendarSchedule, target: int, accepted_ms: int) -> i
 class _PersistentBook:
     """Applies rules to a ``State``, producing the next one."""
 
-    __slots__ = ("entries", "everies", "one_shots", "seen_ids", "state")
+    __slots__ = ("state",)
 
     def __init__(self, state: State) -> None:
         self.state = state
@@ -201,13 +250,23 @@ class _PersistentBook:
     def __contains__(self, schedule_id: object) -> bool:
         return schedule_id in self.state.seen_ids
 
-    def _index(self, entry: Entry, add: bool) -> tuple[SortedKeys, SortedKeys]:
+    def is_paused(self, schedule_id: str) -> bool:
+        return schedule_id in self.state.paused
+
+    def _index(
+        self, entry: Entry, add: bool, indexes: tuple[SortedKeys, SortedKeys] | None = None
+    ) -> tuple[SortedKeys, SortedKeys]:
+        """The (one-shot, recurring) indexes with ``entry``'s key added or
+        removed; a paused entry is in neither."""
         s = self.state
+        one_shots, everies = (s.one_shots, s.everies) if indexes is None else indexes
+        if not add and entry.record.id in s.paused:
+            return one_shots, everies
         if isinstance(entry.record, RECURRING):
-            keys = s.everies.insert(entry.due_key) if add else s.everies.remove(entry.due_key)
-            return s.one_shots, keys
-        keys = s.one_shots.insert(entry.due_key) if add else s.one_shots.remove(entry.due_key)
-        return keys, s.everies
+            keys = everies.insert(entry.due_key) if add else everies.remove(entry.due_key)
+            return one_shots, keys
+        keys = one_shots.insert(entry.due_key) if add else one_shots.remove(entry.due_key)
+        return keys, everies
 
     @property
     def created(self) -> int:
@@ -223,33 +282,60 @@ class _PersistentBook:
             s.created + 1,
             one_shots,
             everies,
+            s.paused,
         )
 
     def remove(self, entry: Entry) -> None:
         s = self.state
         one_shots, everies = self._index(entry, add=False)
+        schedule_id = entry.record.id
         self.state = State(
-            s.entries.discard(entry.record.id), s.seen_ids, s.created, one_shots, everies
+            s.entries.discard(schedule_id),
+            s.seen_ids,
+            s.created,
+            one_shots,
+            everies,
+            s.paused.discard(schedule_id),
         )
 
     def replace(self, old: Entry, moved: Entry) -> None:
-        self.remove(old)
+        self.update(old, moved, self.is_paused(old.record.id))
+
+    def update(self, entry: Entry, changed: Entry, paused: bool) -> None:
         s = self.state
-        one_shots, everies = self._index(moved, add=True)
+        indexes = self._index(entry, add=False)
+        if not paused:
+            indexes = self._index(changed, add=True, indexes=indexes)
+        schedule_id = changed.record.id
         self.state = State(
-            s.entries.set(moved.record.id, moved), s.seen_ids, s.created, one_shots, everies
+            s.entries.set(schedule_id, changed),
+            s.seen_ids,
+            s.created,
+            *indexes,
+            s.paused.add(schedule_id) if paused else s.paused.discard(schedule_id),
         )
 
 
 class _FoldBook:
     """Applies rules to plain dicts; frozen into a ``State`` once at the end."""
 
-    __slots__ = ("created", "entries", "seen_ids")
+    __slots__ = ("created", "entries", "paused", "seen_ids")
 
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
         self.seen_ids = SeenBuilder()
         self.created = 0
+        self.paused: set[str] = set()
+
+    def is_paused(self, schedule_id: str) -> bool:
+        return schedule_id in self.paused
+
+    def update(self, entry: Entry, changed: Entry, paused: bool) -> None:
+        self.entries[changed.record.id] = changed
+        if paused:
+            self.paused.add(changed.record.id)
+        else:
+            self.paused.discard(changed.record.id)
 
     def get(self, schedule_id: str) -> Entry | None:
         return self.entries.get(schedule_id)
@@ -264,6 +350,7 @@ class _FoldBook:
 
     def remove(self, entry: Entry) -> None:
         del self.entries[entry.record.id]
+        self.paused.discard(entry.record.id)
 
     def replace(self, old: Entry, moved: Entry) -> None:
         self.entries[moved.record.id] = moved
@@ -274,10 +361,13 @@ class _FoldBook:
         entries = self.entries
         for schedule_id, active in entries.items():
             record = active.record
+            indexed = schedule_id not in self.paused  # a paused one is in no due index
             if not isinstance(record, RECURRING):
-                one_shots.append((active.target, active.order, schedule_id))
+                if indexed:
+                    one_shots.append((active.target, active.order, schedule_id))
                 continue
-            everies.append((active.target, active.order, schedule_id))
+            if indexed:
+                everies.append((active.target, active.order, schedule_id))
             text = format_instant(active.target)  # the replay moved only the target
             if text != record.scheduled_at:
                 moved = msgspec.structs.replace(record, scheduled_at=text)
@@ -290,6 +380,7 @@ class _FoldBook:
             self.created,
             SortedKeys.from_sorted(one_shots),
             SortedKeys.from_sorted(everies),
+            pset(self.paused),
         )
 
 
@@ -372,7 +463,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
         for position, data in enumerate(chunk, start):
             _apply_exactly(book, position, data)
         return
-    entries, seen = book.entries, book.seen_ids
+    entries, seen, paused = book.entries, book.seen_ids, book.paused
     new_entry = _new_entry
     accepted_text, accepted_ms = "", 0
     for position, change in enumerate(decoded, start):
@@ -383,6 +474,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
             if (
                 active is not None
                 and type(active.record) is not CalendarSchedule  # the exact path's
+                and (not paused or change.id not in paused)
                 and dispatch_form_breach(active.record, accepted is not UNSET) is None
             ):
                 if accepted is UNSET:
@@ -433,6 +525,8 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
                     book.created += 1
                     continue
         elif type(change) is DeleteChange and entries.pop(change.id, None) is not None:
+            if paused:
+                paused.discard(change.id)
             continue  # a delete of an active id
         _apply_exactly(book, position, chunk[position - start])
 

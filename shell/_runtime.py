@@ -34,6 +34,7 @@ from tickler.core import (
     State,
     ToolCommand,
     ToolOutcome,
+    UpdateSchedule,
     Wait,
     decide,
     encode_change,
@@ -73,7 +74,11 @@ from tickler.shell._timers import TimerHeap, shared_timers
 
 logger = logging.getLogger("tickler.runtime")
 
-_OPERATIONS: Final[dict[type, Operation]] = {ListSchedules: "list", DeleteSchedule: "delete"}
+_OPERATIONS: Final[dict[type, Operation]] = {
+    ListSchedules: "list",
+    DeleteSchedule: "delete",
+    UpdateSchedule: "update",
+}
 ToolResult = Result[ToolOutcome, ScheduleError]
 """What a tool call comes to before it is shown: the outcome, or a closed
 error. ``render`` makes it the model's text; the typed API makes it a
@@ -313,7 +318,7 @@ class ScheduleRuntime:
         before the append leaves nothing behind; the append itself cannot be
         cut (it does not suspend), so state and log always agree."""
         operation: Operation = _OPERATIONS.get(type(command), "create")
-        known_id = command.id if isinstance(command, DeleteSchedule) else None
+        known_id = command.id if isinstance(command, DeleteSchedule | UpdateSchedule) else None
         async with self._lock:
             loaded = self._current()
             if not await self._flushed():

@@ -27,6 +27,7 @@ ANNOTATIONS = {
     "schedule_create": ("Create reminder", False, False, False),
     "schedule_list": ("List reminders", True, None, None),
     "schedule_delete": ("Delete reminder", False, True, True),
+    "schedule_update": ("Change reminder", False, False, False),
 }  # title, readOnlyHint, destructiveHint, idempotentHint
 
 LATER = (

@@ -161,7 +161,9 @@ async def test_a_reminder_arrives_once_as_the_next_user_message_of_the_conversat
     async with live_session(host(model)) as s:
         await s.host.send(ASK)
         await s.turns(1)
-        assert [t.name for t in model.tools[0]] == [spec["name"] for spec in tool_catalog()]
+        assert [t.name for t in model.tools[0]] == [
+            spec["name"] for spec in tool_catalog(profile="reference")
+        ]
         assert outputs_of(model.inputs[1]) == [("call-1", STRETCH_CREATED)]
         assert [reply for _, reply in s.replies] == ["Reminder set."]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -217,15 +216,15 @@ class _NoRuntime:
         raise AssertionError(f"unexpected call {name}({args!r})")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=NotImplementedError,
-    reason="the extended catalog types optional fields as ['integer', 'null'], which "
-    "PydanticAI's TestModel cannot generate (anyOf of the two types it can)",
-)
 @async_test
 async def test_test_model_builds_calls_from_the_extended_schemas() -> None:
     async with live_session(plain_host, profile="extended") as s:
         reply = await chat_model("test", s.tools)(TurnInput(0, "user", "hi"))
         answers = json.loads(reply)
+        # PydanticAI's TestModel builds one call per tool from the schemas
+        # alone (the first try sent only a prompt): each gets an
+        # answer, a success or a closed error, never an exception.
         assert set(answers) == {spec["name"] for spec in tool_catalog(profile="extended")}
+        for text in answers.values():
+            value = json.loads(text)
+            assert isinstance(value, (dict, list)), text

@@ -42,15 +42,17 @@ def test_the_table_is_the_catalog() -> None:
 @async_test
 async def test_handlers_pass_arguments_through_and_answer_the_runtime_text() -> None:
     runtime = RecordingRuntime()
-    create, listing, delete = schedule_tools(runtime)
+    create, listing, delete, update = schedule_tools(runtime)
     odd: object = {"prompt": " x ", "after_seconds": 30.0, "bogus": None}
     assert await create.handler(odd) == "answer 1"
     assert await listing.handler(None) == "answer 2"
     assert await delete.handler("not an object") == "answer 3"
+    assert await update.handler({"id": "schedule-1", "paused": 1}) == "answer 4"
     assert runtime.calls == [
         ("schedule_create", odd),
         ("schedule_list", None),
         ("schedule_delete", "not an object"),
+        ("schedule_update", {"id": "schedule-1", "paused": 1}),
     ]
     assert runtime.calls[0][1] is odd
 

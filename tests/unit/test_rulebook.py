@@ -30,6 +30,7 @@ from tickler.core import (
     ScheduleChange,
     SessionEvent,
     State,
+    UpdateSchedule,
     check_log,
     decide,
     decode_change,
@@ -44,6 +45,7 @@ from tickler.core._model import (
     CalendarSchedule,
     CreateChangeV2,
     EverySchedule,
+    UpdateChange,
     create,
     delete,
     dispatch,
@@ -135,6 +137,11 @@ def _dispatch(schedule_id: str, accepted_at: str | None = None) -> dict[str, Any
     if accepted_at is not None:
         change["acceptedAt"] = accepted_at
     return change
+
+
+def _update(schedule_id: str = "schedule-1", **members: Any) -> dict[str, Any]:
+    members.setdefault("id", schedule_id)
+    return {"version": 2, "operation": "update", **members}
 
 
 def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
@@ -287,6 +294,33 @@ LOG_CASES = [
     LogCase("calendar dispatch at target", (CALENDAR,), _dispatch("schedule-1", C1), None),
     LogCase("calendar dispatch days late", (CALENDAR,), _dispatch("schedule-1", "2026-09-01T00:00:00.000Z"), None),
     LogCase("calendar delete", (CALENDAR,), _delete("schedule-1"), None),
+    # updates in place (version 2)
+    LogCase("update prompt", (AT,), _update(prompt="q"), None),
+    LogCase("update pause", (AT,), _update(paused=True), None),
+    LogCase("update snooze", (AT,), _update(scheduledAt="2026-08-05T13:00:00.000Z"), None),
+    LogCase("update inactive", (), _update(paused=True), Breach.UPDATE_INACTIVE, schedule_id="schedule-1"),
+    LogCase("update id padded", (AT,), _update(id="schedule-1 ", paused=True), Breach.ID),
+    LogCase("update prompt padded", (AT,), _update(prompt=" q"), Breach.PROMPT, "update"),
+    LogCase("update paused not boolean", (AT,), _update(paused=1), Breach.PAUSED_NOT_BOOLEAN),
+    LogCase("update instant bad", (AT,), _update(scheduledAt="2026-08-05T13:00:00Z"), Breach.INSTANT_SHAPE),
+    LogCase("update every on its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:15:00.000Z"), None),
+    LogCase("update every off its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:14:00.000Z"), Breach.UPDATE_OFF_LATTICE),
+    LogCase("dispatch paused", (AT, _update(paused=True)), _dispatch("schedule-1"), Breach.DISPATCH_PAUSED, schedule_id="schedule-1"),
+    LogCase("dispatch resumed", (AT, _update(paused=True), _update(paused=False)), _dispatch("schedule-1"), None),
+    LogCase("delete paused", (EVERY, _update(paused=True)), _delete("schedule-1"), None),
+    LogCase(
+        "calendar dispatch at its snoozed target",
+        (CALENDAR, _update(scheduledAt="2026-08-06T09:10:00.000Z")),
+        _dispatch("schedule-1", "2026-08-06T09:10:00.000Z"),
+        None,
+    ),
+    LogCase(
+        "calendar dispatch before its snoozed target",
+        (CALENDAR, _update(scheduledAt="2026-08-06T09:10:00.000Z")),
+        _dispatch("schedule-1", "2026-08-06T09:09:00.000Z"),
+        Breach.DISPATCH_PRECEDES,
+        "calendar",
+    ),
 ]  # fmt: skip
 
 
@@ -307,6 +341,11 @@ def _typed_change(change: dict[str, Any]) -> ScheduleChange:
         return CreateChangeV2(schedule=record) if change["version"] == 2 else create(record)
     if change["operation"] == "delete":
         return delete(change["id"])
+    if change["operation"] == "update":
+        fields = {"prompt": "prompt", "paused": "paused", "scheduledAt": "scheduled_at"}
+        return UpdateChange(
+            id=change["id"], **{fields[k]: v for k, v in change.items() if k in fields}
+        )
     return dispatch(change["id"], change.get("acceptedAt"))
 
 
@@ -332,6 +371,7 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.INSTANT_NOT_REAL,
         Breach.CALENDAR_RULE,
         Breach.CALENDAR_OFF_RULE,
+        Breach.PAUSED_NOT_BOOLEAN,
     }
     if case.breach is None:
         decode_change(json.dumps(case.judged))
@@ -414,6 +454,23 @@ TOOL_CASES = [
              CreateCalendar(" ", DAILY), Breach.PROMPT),
     ToolCase("calendar past the range", "schedule_create", {"prompt": "p", "calendar": DAILY},
              CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=253402300799999),
+    ToolCase("update paused not boolean", "schedule_update", {"id": "schedule-1", "paused": "yes"},
+             UpdateSchedule(id="schedule-1", paused="yes"), Breach.PAUSED_NOT_BOOLEAN),
+    ToolCase("update paused", "schedule_update", {"id": "schedule-1", "paused": True},
+             UpdateSchedule(id="schedule-1", paused=True), None),
+    ToolCase("update snooze 0", "schedule_update", {"id": "schedule-1", "snooze_seconds": 0},
+             UpdateSchedule(id="schedule-1", snooze_seconds=0), Breach.SNOOZE_SECONDS),
+    ToolCase("update snooze 1.5", "schedule_update", {"id": "schedule-1", "snooze_seconds": 1.5},
+             UpdateSchedule(id="schedule-1", snooze_seconds=1.5), Breach.SNOOZE_SECONDS),
+    ToolCase("update snooze 1", "schedule_update", {"id": "schedule-1", "snooze_seconds": 1},
+             UpdateSchedule(id="schedule-1", snooze_seconds=1), None),
+    ToolCase("update snooze every", "schedule_update", {"id": "schedule-2", "snooze_seconds": 60},
+             UpdateSchedule(id="schedule-2", snooze_seconds=60), Breach.SNOOZE_EVERY),
+    ToolCase("update snooze past the range", "schedule_update",
+             {"id": "schedule-1", "snooze_seconds": 251616369600},
+             UpdateSchedule(id="schedule-1", snooze_seconds=251616369600), Breach.OUT_OF_RANGE),
+    ToolCase("update prompt blank", "schedule_update", {"id": "schedule-1", "prompt": " "},
+             UpdateSchedule(id="schedule-1", prompt=" "), Breach.PROMPT),
     ToolCase("calendar at an unusable clock", "schedule_create", {"prompt": "p", "calendar": DAILY},
              CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
 ]  # fmt: skip
@@ -421,7 +478,9 @@ TOOL_CASES = [
 
 @pytest.mark.parametrize("case", TOOL_CASES, ids=lambda case: case.name)
 def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
-    state = fold_changes([create(_typed(_record("at")))])
+    state = fold_changes(
+        [create(_typed(_record("at"))), create(_typed(_record("every", id="schedule-2")))]
+    )
     parsed = parse_tool_call(case.tool, case.args)
     changes, decided = decide(state, case.command, case.now)  # type: ignore[arg-type]
     if case.breach is None:
@@ -432,7 +491,7 @@ def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
     expected = tool_error(case.breach)
     # The parser judges the rules the reference judges before the queue; the
     # range and future rules need the clock, so only decide judges them.
-    if case.breach in {Breach.OUT_OF_RANGE, Breach.NOT_FUTURE}:
+    if case.breach in {Breach.OUT_OF_RANGE, Breach.NOT_FUTURE, Breach.SNOOZE_EVERY}:
         assert is_successful(parsed)
         assert decide(state, parsed.unwrap(), case.now)[1].failure() == expected
     else:
@@ -445,6 +504,9 @@ def test_each_tool_rule_has_a_case() -> None:
     """The table covers every breach a tool call can commit."""
     covered = {case.breach for case in TOOL_CASES}
     tool_breaches = {
+        Breach.PAUSED_NOT_BOOLEAN,
+        Breach.SNOOZE_SECONDS,
+        Breach.SNOOZE_EVERY,
         Breach.PROMPT,
         Breach.AFTER_SECONDS,
         Breach.EVERY_NOT_INTEGER,
@@ -460,6 +522,8 @@ def test_each_log_rule_has_a_case() -> None:
     log_breaches = set(Breach) - {
         Breach.OUT_OF_RANGE,  # a new target's rules, judged on tool calls
         Breach.NOT_FUTURE,
+        Breach.SNOOZE_SECONDS,  # a tool call's (the log keeps the snoozed target)
+        Breach.SNOOZE_EVERY,
         Breach.ACCEPTED_OUT_OF_RANGE,  # not reachable from a decodable acceptedAt
         Breach.INTERVAL_NOT_POSITIVE,  # not reachable from a decodable everySeconds
     }
