@@ -2,8 +2,9 @@
 
 Created (with its rule), each occurrence that fell due (how late it was
 queued, how many earlier ones catch-up folded into it), each hand-over
-(delivered when, how late; refused, with the error), deleted or finished,
-and where it stands now. The log is replayed with the core's own fold, so
+(delivered when, how late; refused, with the error), each change in place
+(prompt, paused, resumed, snoozed), deleted or finished, and where it
+stands now. The log is replayed with the core's own fold, so
 the story cannot disagree with what the runtime did.
 """
 
@@ -30,6 +31,7 @@ from tickler.core import (
     ScheduleRecord,
     SessionEvent,
     State,
+    UpdateChange,
     count_occurrences,
     decode_change,
     evolve,
@@ -165,10 +167,27 @@ class _Teller:
             case DeleteChange(id=self.id):
                 self.done = f"deleted at {format_instant(event.time)}"
                 self.add(event, "by schedule_delete", "deleted")
+            case UpdateChange(id=self.id):
+                self.updated(event, change)
             case DispatchChange(id=self.id):
                 self.before = before
                 if self.state.get(self.id) is None and not self.done:
                     self.done = "finished: its last occurrence was dispatched"
+
+    def updated(self, event: SessionEvent, change: UpdateChange) -> None:
+        """A change in place: one step per thing that changed."""
+        if isinstance(change.prompt, str):
+            self.add(event, f"prompt changed to {change.prompt!r}", "updated")
+        moved = change.scheduled_at if isinstance(change.scheduled_at, str) else None
+        if change.paused is True:
+            self.add(event, "paused: it delivers nothing until it is resumed", "paused")
+        elif change.paused is False:
+            after = f"; next due {moved}" if moved else ""
+            self.add(
+                event, f"resumed (what fell due while paused is not replayed){after}", "resumed"
+            )
+        elif moved:
+            self.add(event, f"snoozed: next due {moved}", "snoozed")
 
     def followup(self, event: SessionEvent) -> None:
         message = decode_followup(event.data)
@@ -246,6 +265,8 @@ def _status(teller: _Teller, now_ms: int) -> str:
     pending = f"; not yet delivered: {', '.join(waiting)}" if waiting else ""
     if record is None:
         return (teller.done or "not active") + pending
+    if teller.state.is_paused(teller.id):
+        return f"paused: nothing is delivered until it is resumed{pending}"
     target = parse_instant(record.scheduled_at)
     if target <= now_ms:
         return (

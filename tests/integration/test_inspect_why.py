@@ -209,3 +209,70 @@ def test_a_calendar_reminders_story_counts_what_catch_up_skipped(tmp_path: Path)
     )
     assert story.steps[4].late_ms == HOUR
     assert story.status == "active: next due 2026-08-10T07:00:00.000Z"
+
+
+async def _changed_log(store_dir: Path) -> VirtualClock:
+    """Every hour on the hour (a calendar rule): paused at 12:10, resumed at
+    15:00 (13:00, 14:00 and 15:00 fell due meanwhile and are not replayed),
+    snoozed at 15:10 for ten minutes, its prompt changed, then delivered at
+    15:20."""
+    clock = VirtualClock(T0)
+
+    async def script(session: Session[ReferenceHost]) -> None:
+        call = session.tools.call_tool
+        hourly = {"cron": "0 * * * *", "time_zone": "UTC"}
+        await call("schedule_create", {"prompt": "water", "calendar": hourly})
+        await clock.advance(10 * MINUTE)
+        await call("schedule_update", {"id": "schedule-1", "paused": True})
+        await clock.advance(170 * MINUTE)
+        await call("schedule_update", {"id": "schedule-1", "paused": False})
+        await clock.advance(10 * MINUTE)
+        await call("schedule_update", {"id": "schedule-1", "snooze_seconds": 600})
+        await call("schedule_update", {"id": "schedule-1", "prompt": "water the ferns"})
+        await clock.advance(10 * MINUTE)
+        await _answered(session, 1)
+
+    await _run(store_dir, clock, script)
+    return clock
+
+
+def test_a_changed_reminders_story_shows_each_change(tmp_path: Path) -> None:
+    clock = asyncio.run(_changed_log(tmp_path))
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert [(s.event, s.at[11:16]) for s in story.steps] == [
+        ("created", "12:00"),
+        ("paused", "12:10"),
+        ("resumed", "15:00"),
+        ("snoozed", "15:10"),
+        ("updated", "15:10"),
+        ("due", "15:20"),
+        ("delivered", "15:20"),
+        ("answered", "15:20"),
+    ]
+    texts = [s.text for s in story.steps]
+    assert texts[1] == "paused: it delivers nothing until it is resumed"
+    assert texts[2].startswith("resumed (what fell due while paused is not replayed)")
+    assert texts[3] == "snoozed: next due 2026-08-05T15:20:00.000Z"
+    assert texts[4] == "prompt changed to 'water the ferns'"
+    assert story.steps[5].occurrence_at == "2026-08-05T15:20:00.000Z"
+    assert story.steps[5].skipped == 0
+    assert story.status == "active: next due 2026-08-05T16:00:00.000Z"  # back on the rule
+
+
+def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
+    async def make() -> VirtualClock:
+        clock = VirtualClock(T0)
+
+        async def script(session: Session[ReferenceHost]) -> None:
+            call = session.tools.call_tool
+            await call("schedule_create", {"prompt": "water", "every_seconds": 3600})
+            await call("schedule_update", {"id": "schedule-1", "paused": True})
+            await clock.advance(2 * HOUR)
+
+        await _run(tmp_path, clock, script)
+        return clock
+
+    clock = asyncio.run(make())
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert [s.event for s in story.steps] == ["created", "paused"]
+    assert story.status == "paused: nothing is delivered until it is resumed"
