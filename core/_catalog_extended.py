@@ -153,6 +153,12 @@ CREATE_INPUT: Final = _closed(
             '{"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, '
             '"dst_overlap": null}; else null.',
         ),
+        "request_id": _or_null(
+            {"type": "string", "maxLength": 200},
+            "Your key for this call, so a retry never creates a second reminder: the same "
+            "request_id with the same arguments returns the first answer. E.g. "
+            '"call-7f3a"; else null.',
+        ),
     }
 )
 LIST_INPUT: Final = _closed({})

@@ -37,6 +37,7 @@ from tickler.core._model import (
 from tickler.core._rules import (
     Breach,
     Reason,
+    args_digest_breach,
     calendar_record_rule,
     fields_rule,
     id_breach,
@@ -44,6 +45,7 @@ from tickler.core._rules import (
     log_reason,
     paused_rule,
     prompt_breach,
+    request_id_breach,
 )
 from tickler.core._wire import fast_decode
 
@@ -159,21 +161,42 @@ def _decode_update(value: Mapping[str, object]) -> UpdateChange:
 
 
 def _is_v2_create(value: Mapping[str, object]) -> bool:
-    """A version-2 create: one of a calendar record."""
+    """A version-2 create: of a calendar record, or with a request id."""
     schedule = value.get("schedule")
     return (
         _is_v2(value)
         and value.get("operation") == "create"
         and isinstance(schedule, Mapping)
-        and schedule.get("kind") == "calendar"
+        and (schedule.get("kind") == "calendar" or "requestId" in value)
     )
 
 
+_REQUEST_KEYS: Final = frozenset({"requestId", "argsDigest"})
+
+
 def _decode_v2_create(value: Mapping[str, object]) -> CreateChangeV2:
-    if value.keys() != _CREATE_KEYS:
+    keys = value.keys()
+    if keys != _CREATE_KEYS and keys != _CREATE_KEYS | _REQUEST_KEYS:
+        if "requestId" in keys and keys <= _CREATE_KEYS | _REQUEST_KEYS:
+            raise CorruptScheduleLog(Reason.REQUEST_KEYS)
         raise CorruptScheduleLog(Reason.V2_CREATE_KEYS)
     record = value["schedule"]
     assert isinstance(record, Mapping)
+    decoded = (
+        _decode_calendar(record) if record.get("kind") == "calendar" else _decode_record(record)
+    )
+    if "requestId" not in keys:
+        return CreateChangeV2(schedule=decoded)
+    request_id, digest = value["requestId"], value["argsDigest"]
+    breach = request_id_breach(request_id) or args_digest_breach(digest)
+    if breach is not None:
+        raise CorruptScheduleLog(log_reason(breach))
+    assert isinstance(request_id, str)
+    assert isinstance(digest, str)
+    return CreateChangeV2(schedule=decoded, request_id=request_id, args_digest=digest)
+
+
+def _decode_calendar(record: Mapping[str, object]) -> CalendarSchedule:
     if record.keys() != _CALENDAR_KEYS:
         raise CorruptScheduleLog(Reason.CALENDAR_KEYS)
     fields = [
@@ -184,9 +207,7 @@ def _decode_v2_create(value: Mapping[str, object]) -> CreateChangeV2:
     if isinstance(checked, Breach):
         raise CorruptScheduleLog(log_reason(checked, kind="calendar"))
     prompt, cron, zone, gap, overlap, schedule_id, scheduled_at = (str(f) for f in fields)
-    return CreateChangeV2(
-        schedule=CalendarSchedule(schedule_id, prompt, cron, zone, gap, overlap, scheduled_at)
-    )
+    return CalendarSchedule(schedule_id, prompt, cron, zone, gap, overlap, scheduled_at)
 
 
 def _decode_record(value: object) -> ScheduleRecord:
@@ -255,6 +276,11 @@ def change_json(change: ScheduleChange) -> str:
     match change:
         case CreateChange(schedule=record):
             return f'{{"version":1,"operation":"create","schedule":{_record_json(record)}}}'
+        case CreateChangeV2(schedule=record, request_id=str(request_id), args_digest=digest):
+            return (
+                f'{{"version":2,"operation":"create","schedule":{_record_json(record)},'
+                f'"requestId":{js_string(request_id)},"argsDigest":"{digest}"}}'
+            )
         case CreateChangeV2(schedule=record):
             return f'{{"version":2,"operation":"create","schedule":{_record_json(record)}}}'
         case DeleteChange(id=schedule_id):

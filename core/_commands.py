@@ -12,10 +12,13 @@ used instead of a registry error.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Final, TypeAlias
 
 import msgspec
+from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
@@ -27,6 +30,7 @@ from tickler.core._rules import (
     every_interval_rule,
     id_breach,
     paused_rule,
+    request_id_breach,
     snooze_rule,
     tool_error,
     tool_prompt,
@@ -36,6 +40,7 @@ from tickler.core._rules import (
 class CreateAfter(msgspec.Struct, frozen=True):
     prompt: str
     after_seconds: int
+    request_id: str | None = None
 
 
 class CreateAt(msgspec.Struct, frozen=True):
@@ -44,11 +49,13 @@ class CreateAt(msgspec.Struct, frozen=True):
 
     prompt: str
     at: object
+    request_id: str | None = None
 
 
 class CreateEvery(msgspec.Struct, frozen=True):
     prompt: str
     every_seconds: int
+    request_id: str | None = None
 
 
 class CreateCalendar(msgspec.Struct, frozen=True):
@@ -57,6 +64,7 @@ class CreateCalendar(msgspec.Struct, frozen=True):
 
     prompt: str
     calendar: object
+    request_id: str | None = None
 
 
 class ListSchedules(msgspec.Struct, frozen=True):
@@ -82,6 +90,12 @@ class DeliverDue(msgspec.Struct, frozen=True):
 
 
 CreateSchedule: TypeAlias = CreateAfter | CreateAt | CreateEvery | CreateCalendar
+_SELECTOR_OF: Final[dict[type, str]] = {
+    CreateAfter: "after_seconds",
+    CreateAt: "at",
+    CreateEvery: "every_seconds",
+    CreateCalendar: "calendar",
+}
 ToolCommand: TypeAlias = CreateSchedule | ListSchedules | DeleteSchedule | UpdateSchedule
 Command: TypeAlias = ToolCommand | DeliverDue
 
@@ -94,7 +108,7 @@ _UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 _EXTENDED_SELECTORS: Final = (*_SELECTORS, "calendar")
-_EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", *_EXTENDED_SELECTORS})
+_EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", "request_id", *_EXTENDED_SELECTORS})
 
 
 # Arguments holding a number JSON cannot carry (-0.0, an infinity such as
@@ -178,6 +192,17 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
     return Success(command)
 
 
+def arguments_digest(command: CreateSchedule) -> str:
+    """The SHA-256 (hex) of a create's arguments but its request id: the
+    selector's name, the prompt and the selector's value as sent, in
+    canonical JSON. A retry with the same request id must match it."""
+    selector, value = _SELECTOR_OF[type(command)], getattr(command, _SELECTOR_OF[type(command)])
+    text = json.dumps(
+        [selector, command.prompt, value], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:
     """The members that are not null, and so for a ``calendar`` object's."""
     kept = {key: value for key, value in arguments.items() if value is not None}
@@ -205,8 +230,18 @@ def _parse_create(
     prompt = args.get("prompt")
     if not isinstance(prompt, str) or isinstance(tool_prompt(prompt), Breach):
         return Failure(tool_error(Breach.PROMPT))
-    selector = present[0]
-    value = args[selector]
+    request_id = args.get("request_id")
+    if "request_id" in args and request_id_breach(request_id) is not None:
+        return Failure(tool_error(Breach.REQUEST_ID))
+    parsed = _parse_selector(prompt, present[0], args[present[0]])
+    if request_id is None or not is_successful(parsed):
+        return parsed
+    return Success(msgspec.structs.replace(parsed.unwrap(), request_id=request_id))
+
+
+def _parse_selector(
+    prompt: str, selector: str, value: object
+) -> Result[ToolCommand, ScheduleError]:
     if selector == "at":
         return Success(CreateAt(prompt, value))
     if selector == "calendar":

@@ -23,6 +23,7 @@ from tickler.core._commands import (
     DeliverDue,
     ListSchedules,
     UpdateSchedule,
+    arguments_digest,
 )
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
@@ -63,6 +64,7 @@ from tickler.core._rules import (
     is_due,
     lattice_rule,
     paused_rule,
+    request_id_breach,
     snooze_rule,
     target_breach,
     tool_calendar,
@@ -88,6 +90,10 @@ def decide(
     ``reference`` profile refuses what only the extended profile offers."""
     match command:
         case CreateCalendar() if profile == "reference":
+            return (), Failure(error("invalid_selector", Msg.SELECTOR))
+        case CreateAfter() | CreateAt() | CreateEvery() if (
+            profile == "reference" and command.request_id is not None
+        ):
             return (), Failure(error("invalid_selector", Msg.SELECTOR))
         case CreateAfter() | CreateAt() | CreateEvery() | CreateCalendar():
             return _create(state, command, now)
@@ -255,11 +261,24 @@ def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleReco
 
 
 def _create(state: State, command: CreateSchedule, now: int) -> Decision:
+    request: tuple[str, str] | None = None
+    if command.request_id is not None:
+        if request_id_breach(command.request_id) is not None:
+            return (), Failure(tool_error(Breach.REQUEST_ID))
+        digest = arguments_digest(command)
+        earlier = state.requests.get(command.request_id)
+        if earlier is not None:
+            if earlier.args_digest != digest:
+                return (), Failure(tool_error(Breach.REQUEST_OTHER_ARGS))
+            # The first answer again, from the logged create: a fresh record
+            # was "scheduled" at its creation.
+            return (), Success(Created(ScheduleView(earlier.schedule, "scheduled")))
+        request = (command.request_id, digest)
     record = _record(command, state.seen_ids.allocate(), now)
     if isinstance(record, ScheduleError):
         return (), Failure(record)
     # The view uses the creation sample: a fresh record is never "overdue".
-    return (create(record),), Success(Created(view(record, now)))
+    return (create(record, request),), Success(Created(view(record, now)))
 
 
 def _delete(state: State, schedule_id: object) -> Decision:

@@ -95,6 +95,14 @@ class Msg:
         "snooze_seconds applies to after, at and calendar reminders; an every_seconds reminder "
         "keeps its interval: pause it, or delete it and create one at the new time."
     )
+    REQUEST_ID: Final = (
+        "request_id must be a non-empty string without surrounding whitespace, at most 200 "
+        'characters, e.g. "call-7f3a"; send the same one when you retry the same call.'
+    )
+    REQUEST_OTHER_ARGS: Final = (
+        "request_id was already used with other arguments: retry with exactly the same "
+        "arguments to get the first answer, or send a new request_id for a new reminder."
+    )
     CORRUPT: Final = "The session schedule log is corrupt."
     PERSISTENCE: Final = (
         "Schedule persistence is uncertain; retry with schedule_list before relying on this result."

@@ -138,12 +138,16 @@ class DispatchChange(_Change, frozen=True, kw_only=True, tag="dispatch"):
 class CreateChangeV2(
     msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True
 ):
-    """The version-2 create: a calendar record. Version 2 is how an old
-    reader (tickler v1, the reference) refuses it by name ("schedule/change
-    version must be 1") instead of misreading it. Decoded by the exact path
-    only (:mod:`tickler.core._codec`)."""
+    """The version-2 create: a calendar record, or any record created with a
+    ``request_id`` (kept with the digest of the call's other arguments, so
+    a retry is answered from the log). Version 2 is how an old reader
+    (tickler v1, the reference) refuses it by name ("schedule/change version
+    must be 1") instead of misreading it. Decoded by the exact path only
+    (:mod:`tickler.core._codec`)."""
 
     schedule: ScheduleRecord
+    request_id: str | None = None
+    args_digest: str | None = None
 
     @property
     def version(self) -> Literal[2]:
@@ -172,8 +176,13 @@ ScheduleChange: TypeAlias = (
 )
 
 
-def create(record: ScheduleRecord) -> CreateChange | CreateChangeV2:
-    """The create of ``record``: version 1 for a v1 record, else version 2."""
+def create(
+    record: ScheduleRecord, request: tuple[str, str] | None = None
+) -> CreateChange | CreateChangeV2:
+    """The create of ``record`` (``request``: its request id and arguments
+    digest): version 1 when version 1 can say it, else version 2."""
+    if request is not None:
+        return CreateChangeV2(schedule=record, request_id=request[0], args_digest=request[1])
     if isinstance(record, CalendarSchedule):
         return CreateChangeV2(schedule=record)
     return CreateChange(version=1, schedule=record)

@@ -81,6 +81,11 @@ class Breach(enum.Enum):
     CALENDAR_RULE = "calendar_rule"  # cron, timeZone, dstGap or dstOverlap not valid
     CALENDAR_OFF_RULE = "calendar_off_rule"  # scheduledAt is not an occurrence of the rule
     CALENDAR_NO_ACCEPTED_AT = "calendar_no_accepted_at"  # a calendar dispatch without it
+    # idempotent creates (v2)
+    REQUEST_ID = "request_id"  # not a trimmed non-empty string of at most 200 characters
+    ARGS_DIGEST = "args_digest"  # not 64 lowercase hex digits
+    REQUEST_REUSED = "request_reused"  # a logged create of a request id created before
+    REQUEST_OTHER_ARGS = "request_other_args"  # a tool call: the id, other arguments
     # updates in place (v2)
     UPDATE_INACTIVE = "update_inactive"  # an update of an id that is not active
     UPDATE_OFF_LATTICE = "update_off_lattice"  # a fixed-rate target moved off its lattice
@@ -295,6 +300,29 @@ def calendar_step_rule(rule: CalendarRule, target: int, accepted_ms: int) -> Cat
     return step
 
 
+MAX_REQUEST_ID_LENGTH: Final = 200
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+def request_id_breach(request_id: object) -> Breach | None:
+    """A ``request_id``: non-empty, no surrounding whitespace, at most 200
+    characters."""
+    if not is_stored_text(request_id):
+        return Breach.REQUEST_ID
+    assert isinstance(request_id, str)
+    return Breach.REQUEST_ID if len(request_id) > MAX_REQUEST_ID_LENGTH else None
+
+
+def args_digest_breach(digest: object) -> Breach | None:
+    ok = isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX
+    return None if ok else Breach.ARGS_DIGEST
+
+
+def request_reuse_breach(seen: Container[str], request_id: str) -> Breach | None:
+    """A request id names one create for the life of the log."""
+    return Breach.REQUEST_REUSED if request_id in seen else None
+
+
 def is_occurrence(rule: CalendarRule, instant: int) -> bool:
     return count_occurrences(rule, instant - 1, instant) == 1
 
@@ -420,6 +448,9 @@ class Reason:
         "paused, and scheduledAt"
     )
     PAUSED: Final = "schedule update paused must be true or false"
+    REQUEST_KEYS: Final = (
+        "schedule create version 2 may contain requestId only together with argsDigest"
+    )
     V2_CREATE_KEYS: Final = (
         "schedule create version 2 must contain exactly version, operation, and schedule"
     )
@@ -454,6 +485,11 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
     Breach.UPDATE_OFF_LATTICE: "every update must keep scheduledAt on its interval",
     Breach.PAUSED_NOT_BOOLEAN: "schedule update paused must be true or false",
+    Breach.REQUEST_ID: (
+        "schedule create requestId must be a non-empty string without surrounding "
+        "whitespace, at most 200 characters"
+    ),
+    Breach.ARGS_DIGEST: "schedule create argsDigest must be 64 lowercase hex digits",
 }
 
 
@@ -468,6 +504,8 @@ def log_reason(breach: Breach, *, kind: str = "", schedule_id: str = "") -> str:
         return f"schedule delete targets inactive id {js_string(schedule_id)}"
     if breach is Breach.DISPATCH_INACTIVE:
         return f"schedule dispatch targets inactive id {js_string(schedule_id)}"
+    if breach is Breach.REQUEST_REUSED:
+        return f"schedule requestId {js_string(schedule_id)} was reused"
     if breach is Breach.UPDATE_INACTIVE:
         return f"schedule update targets inactive id {js_string(schedule_id)}"
     if breach is Breach.DISPATCH_PAUSED:
@@ -490,6 +528,8 @@ _TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
     Breach.PAUSED_NOT_BOOLEAN: error("invalid_rule", Msg.PAUSED),
     Breach.SNOOZE_SECONDS: error("invalid_rule", Msg.SNOOZE_SECONDS),
     Breach.SNOOZE_EVERY: error("invalid_rule", Msg.SNOOZE_EVERY),
+    Breach.REQUEST_ID: error("invalid_rule", Msg.REQUEST_ID),
+    Breach.REQUEST_OTHER_ARGS: error("invalid_rule", Msg.REQUEST_OTHER_ARGS),
 }
 
 
@@ -503,6 +543,7 @@ __all__ = [
     "Breach",
     "Reason",
     "after_seconds_rule",
+    "args_digest_breach",
     "calendar_fields_rule",
     "calendar_record_rule",
     "calendar_step_rule",
@@ -521,6 +562,8 @@ __all__ = [
     "paused_rule",
     "prompt_breach",
     "record_rule",
+    "request_id_breach",
+    "request_reuse_breach",
     "reuse_breach",
     "snooze_rule",
     "target_breach",

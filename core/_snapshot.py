@@ -15,14 +15,17 @@ import json
 from typing import Final, Literal
 
 import msgspec
-from pyrsistent import pset
+from pyrsistent import pmap, pset
 
+from tickler.core._codec import change_json, decode_change
+from tickler.core._errors import CorruptScheduleLog
 from tickler.core._layered import LayeredMap
 from tickler.core._model import (
     RECURRING,
     AfterSchedule,
     AtSchedule,
     CalendarSchedule,
+    CreateChangeV2,
     EverySchedule,
     ScheduleRecord,
 )
@@ -47,6 +50,7 @@ class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     rows: list[_Row]
     calendars: dict[str, tuple[str, str, str, str]] = {}
     paused: list[str] = []
+    requests: dict[str, str] = {}  # request id -> its create change's JSON text
 
 
 _DECODER: Final = msgspec.json.Decoder(StateImage)
@@ -116,6 +120,7 @@ def encode_state(state: State) -> bytes:
             if isinstance(r := e.record, CalendarSchedule)
         },
         paused=sorted(state.paused),
+        requests={key: change_json(change) for key, change in sorted(state.requests.items())},
     )
     try:
         return _ENCODER.encode(image)
@@ -137,6 +142,15 @@ def decode_state(data: bytes) -> State:
     one_shots: list[DueKey] = []
     everies: list[DueKey] = []
     paused = pset(image.paused)
+    requests = {}
+    for request_id, text in image.requests.items():
+        try:
+            change = decode_change(text)
+        except CorruptScheduleLog as exc:
+            raise SnapshotError(str(exc)) from exc
+        if not isinstance(change, CreateChangeV2) or change.request_id != request_id:
+            raise SnapshotError(f"request {request_id} is not a create with that request id")
+        requests[request_id] = change
     if not paused <= entries.keys():
         raise SnapshotError("a paused id is not active")
     for active in entries.values():
@@ -152,4 +166,5 @@ def decode_state(data: bytes) -> State:
         SortedKeys.from_sorted(one_shots),
         SortedKeys.from_sorted(everies),
         paused,
+        pmap(requests),
     )

@@ -15,7 +15,7 @@ from typing import Final, NamedTuple, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
-from pyrsistent import PSet, pset
+from pyrsistent import PMap, PSet, pmap, pset
 
 from tickler.core._codec import decode_change
 from tickler.core._errors import CorruptScheduleLog
@@ -39,6 +39,7 @@ from tickler.core._rules import (
     Breach,
     Reason,
     after_seconds_rule,
+    args_digest_breach,
     calendar_fields_rule,
     calendar_step_rule,
     dispatch_form_breach,
@@ -52,6 +53,8 @@ from tickler.core._rules import (
     paused_rule,
     prompt_breach,
     record_rule,
+    request_id_breach,
+    request_reuse_breach,
     reuse_breach,
     update_target_breach,
 )
@@ -80,6 +83,7 @@ def entry(order: int, record: ScheduleRecord) -> Entry:
 
 
 _NO_PAUSED: Final[PSet[str]] = pset()
+_NO_REQUESTS: Final[PMap[str, CreateChangeV2]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +93,9 @@ class State:
     ``entries`` maps each active id to its record; ``one_shots`` and
     ``everies`` index the active records by (target, creation order);
     ``seen_ids`` holds every id ever created; ``created`` counts creates;
-    ``paused`` holds the active ids that are paused (in no due index).
+    ``paused`` holds the active ids that are paused (in no due index);
+    ``requests`` maps each request id ever used to its create (for the life
+    of the log: a retry is answered from it).
     """
 
     entries: LayeredMap[Entry]
@@ -98,6 +104,7 @@ class State:
     one_shots: SortedKeys
     everies: SortedKeys
     paused: PSet[str] = _NO_PAUSED
+    requests: PMap[str, CreateChangeV2] = _NO_REQUESTS
 
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.paused
@@ -123,7 +130,8 @@ class _Book(Protocol):
 
     @property
     def created(self) -> int: ...
-    def create(self, new: Entry) -> None: ...
+    def create(self, new: Entry, request: CreateChangeV2 | None = None) -> None: ...
+    def requested(self, request_id: str) -> bool: ...
     def replace(self, entry: Entry, moved: Entry) -> None: ...
     def remove(self, entry: Entry) -> None: ...
     def is_paused(self, schedule_id: str) -> bool: ...
@@ -146,7 +154,8 @@ def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case 
             reused = reuse_breach(book, record.id)
             if reused is not None:
                 raise _broken(reused, record.id)
-            book.create(Entry(book.created, record, target))
+            request = _request(book, change)
+            book.create(Entry(book.created, record, target), request)
         case DeleteChange(id=schedule_id):
             entry = book.get(schedule_id)
             if entry is None:
@@ -167,6 +176,32 @@ def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case 
             if entry is None:
                 raise _broken(id_breach(schedule_id) or Breach.UPDATE_INACTIVE, schedule_id)
             _update(book, entry, change)
+
+
+def _request(book: _Book, change: ScheduleChange) -> CreateChangeV2 | None:
+    """A create's request id, judged: well formed, with its digest, never
+    used before."""
+    if not isinstance(change, CreateChangeV2) or change.request_id is None:
+        return None
+    breach = request_id_breach(change.request_id) or args_digest_breach(change.args_digest)
+    if breach is not None:
+        raise _broken(breach)
+    reused = request_reuse_breach(_Requests(book), change.request_id)
+    if reused is not None:
+        raise _broken(reused, change.request_id)
+    return change
+
+
+class _Requests:
+    """The request ids a book has seen, as a container."""
+
+    __slots__ = ("_book",)
+
+    def __init__(self, book: _Book) -> None:
+        self._book = book
+
+    def __contains__(self, request_id: object) -> bool:
+        return isinstance(request_id, str) and self._book.requested(request_id)
 
 
 def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
@@ -253,6 +288,9 @@ class _PersistentBook:
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.state.paused
 
+    def requested(self, request_id: str) -> bool:
+        return request_id in self.state.requests
+
     def _index(
         self, entry: Entry, add: bool, indexes: tuple[SortedKeys, SortedKeys] | None = None
     ) -> tuple[SortedKeys, SortedKeys]:
@@ -272,10 +310,13 @@ class _PersistentBook:
     def created(self) -> int:
         return self.state.created
 
-    def create(self, new: Entry) -> None:
+    def create(self, new: Entry, request: CreateChangeV2 | None = None) -> None:
         s = self.state
         record = new.record
         one_shots, everies = self._index(new, add=True)
+        requests = s.requests
+        if request is not None and request.request_id is not None:
+            requests = requests.set(request.request_id, request)
         self.state = State(
             s.entries.set(record.id, new),
             s.seen_ids.add(record.id),
@@ -283,6 +324,7 @@ class _PersistentBook:
             one_shots,
             everies,
             s.paused,
+            requests,
         )
 
     def remove(self, entry: Entry) -> None:
@@ -296,6 +338,7 @@ class _PersistentBook:
             one_shots,
             everies,
             s.paused.discard(schedule_id),
+            s.requests,
         )
 
     def replace(self, old: Entry, moved: Entry) -> None:
@@ -313,19 +356,24 @@ class _PersistentBook:
             s.created,
             *indexes,
             s.paused.add(schedule_id) if paused else s.paused.discard(schedule_id),
+            s.requests,
         )
 
 
 class _FoldBook:
     """Applies rules to plain dicts; frozen into a ``State`` once at the end."""
 
-    __slots__ = ("created", "entries", "paused", "seen_ids")
+    __slots__ = ("created", "entries", "paused", "requests", "seen_ids")
 
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
         self.seen_ids = SeenBuilder()
         self.created = 0
         self.paused: set[str] = set()
+        self.requests: dict[str, CreateChangeV2] = {}
+
+    def requested(self, request_id: str) -> bool:
+        return request_id in self.requests
 
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.paused
@@ -343,7 +391,9 @@ class _FoldBook:
     def __contains__(self, schedule_id: object) -> bool:
         return schedule_id in self.seen_ids
 
-    def create(self, new: Entry) -> None:
+    def create(self, new: Entry, request: CreateChangeV2 | None = None) -> None:
+        if request is not None and request.request_id is not None:
+            self.requests[request.request_id] = request
         self.entries[new.record.id] = new
         self.seen_ids.add(new.record.id)
         self.created += 1
@@ -381,6 +431,7 @@ class _FoldBook:
             SortedKeys.from_sorted(one_shots),
             SortedKeys.from_sorted(everies),
             pset(self.paused),
+            pmap(self.requests),
         )
 
 

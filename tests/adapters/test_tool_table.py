@@ -47,12 +47,12 @@ async def test_handlers_pass_arguments_through_and_answer_the_runtime_text() -> 
     assert await create.handler(odd) == "answer 1"
     assert await listing.handler(None) == "answer 2"
     assert await delete.handler("not an object") == "answer 3"
-    assert await update.handler({"id": "schedule-1", "paused": 1}) == "answer 4"
+    assert await update.handler({"id": 5}) == "answer 4"
     assert runtime.calls == [
         ("schedule_create", odd),
         ("schedule_list", None),
         ("schedule_delete", "not an object"),
-        ("schedule_update", {"id": "schedule-1", "paused": 1}),
+        ("schedule_update", {"id": 5}),
     ]
     assert runtime.calls[0][1] is odd
 

@@ -39,6 +39,7 @@ from tickler.core import (
     fold_changes,
     parse_tool_call,
 )
+from tickler.core._commands import arguments_digest
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
@@ -137,6 +138,17 @@ def _dispatch(schedule_id: str, accepted_at: str | None = None) -> dict[str, Any
     if accepted_at is not None:
         change["acceptedAt"] = accepted_at
     return change
+
+
+DIGEST = "0" * 64
+
+
+def _requested(
+    record: dict[str, Any], request_id: Any = "r1", digest: Any = DIGEST
+) -> dict[str, Any]:
+    """A version-2 create with a request id and its arguments' digest."""
+    change = {"version": 2, "operation": "create", "schedule": record}
+    return {**change, "requestId": request_id, "argsDigest": digest}
 
 
 def _update(schedule_id: str = "schedule-1", **members: Any) -> dict[str, Any]:
@@ -294,6 +306,28 @@ LOG_CASES = [
     LogCase("calendar dispatch at target", (CALENDAR,), _dispatch("schedule-1", C1), None),
     LogCase("calendar dispatch days late", (CALENDAR,), _dispatch("schedule-1", "2026-09-01T00:00:00.000Z"), None),
     LogCase("calendar delete", (CALENDAR,), _delete("schedule-1"), None),
+    # request ids (version 2)
+    LogCase("request", (), _requested(_record("after")), None),
+    LogCase("request of a calendar", (), _requested(CALENDAR["schedule"]), None),
+    LogCase("request id padded", (), _requested(_record("after"), " r1"), Breach.REQUEST_ID),
+    LogCase("request id too long", (), _requested(_record("after"), "r" * 201), Breach.REQUEST_ID),
+    LogCase("request id longest", (), _requested(_record("after"), "r" * 200), None),
+    LogCase("request digest short", (), _requested(_record("after"), digest="0" * 63), Breach.ARGS_DIGEST),
+    LogCase("request digest upper", (), _requested(_record("after"), digest="A" * 64), Breach.ARGS_DIGEST),
+    LogCase(
+        "request reused",
+        (_requested(_record("at")),),
+        _requested(_record("at", id="schedule-2")),
+        Breach.REQUEST_REUSED,
+        schedule_id="r1",
+    ),
+    LogCase(
+        "request reused after a delete",
+        (_requested(_record("at")), _delete("schedule-1")),
+        _requested(_record("at", id="schedule-2")),
+        Breach.REQUEST_REUSED,
+        schedule_id="r1",
+    ),
     # updates in place (version 2)
     LogCase("update prompt", (AT,), _update(prompt="q"), None),
     LogCase("update pause", (AT,), _update(paused=True), None),
@@ -338,7 +372,13 @@ def _state(before: tuple[dict[str, Any], ...]) -> State:
 def _typed_change(change: dict[str, Any]) -> ScheduleChange:
     if change["operation"] == "create":
         record = _typed(change["schedule"])
-        return CreateChangeV2(schedule=record) if change["version"] == 2 else create(record)
+        if change["version"] != 2:
+            return create(record)
+        return CreateChangeV2(
+            schedule=record,
+            request_id=change.get("requestId"),
+            args_digest=change.get("argsDigest"),
+        )
     if change["operation"] == "delete":
         return delete(change["id"])
     if change["operation"] == "update":
@@ -372,6 +412,8 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.CALENDAR_RULE,
         Breach.CALENDAR_OFF_RULE,
         Breach.PAUSED_NOT_BOOLEAN,
+        Breach.REQUEST_ID,
+        Breach.ARGS_DIGEST,
     }
     if case.breach is None:
         decode_change(json.dumps(case.judged))
@@ -471,6 +513,15 @@ TOOL_CASES = [
              UpdateSchedule(id="schedule-1", snooze_seconds=251616369600), Breach.OUT_OF_RANGE),
     ToolCase("update prompt blank", "schedule_update", {"id": "schedule-1", "prompt": " "},
              UpdateSchedule(id="schedule-1", prompt=" "), Breach.PROMPT),
+    ToolCase("request id padded", "schedule_create",
+             {"prompt": "p", "after_seconds": 5, "request_id": "r2 "},
+             CreateAfter("p", 5, "r2 "), Breach.REQUEST_ID),
+    ToolCase("request id new", "schedule_create",
+             {"prompt": "p", "after_seconds": 5, "request_id": "r2"},
+             CreateAfter("p", 5, "r2"), None),
+    ToolCase("request id with other arguments", "schedule_create",
+             {"prompt": "p", "after_seconds": 6, "request_id": "r1"},
+             CreateAfter("p", 6, "r1"), Breach.REQUEST_OTHER_ARGS),
     ToolCase("calendar at an unusable clock", "schedule_create", {"prompt": "p", "calendar": DAILY},
              CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
 ]  # fmt: skip
@@ -479,7 +530,14 @@ TOOL_CASES = [
 @pytest.mark.parametrize("case", TOOL_CASES, ids=lambda case: case.name)
 def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
     state = fold_changes(
-        [create(_typed(_record("at"))), create(_typed(_record("every", id="schedule-2")))]
+        [
+            create(_typed(_record("at"))),
+            create(_typed(_record("every", id="schedule-2"))),
+            create(
+                _typed(_record("after", id="schedule-3")),
+                ("r1", arguments_digest(CreateAfter("p", 5, "r1"))),
+            ),
+        ]
     )
     parsed = parse_tool_call(case.tool, case.args)
     changes, decided = decide(state, case.command, case.now)  # type: ignore[arg-type]
@@ -491,7 +549,13 @@ def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
     expected = tool_error(case.breach)
     # The parser judges the rules the reference judges before the queue; the
     # range and future rules need the clock, so only decide judges them.
-    if case.breach in {Breach.OUT_OF_RANGE, Breach.NOT_FUTURE, Breach.SNOOZE_EVERY}:
+    decide_only = {
+        Breach.OUT_OF_RANGE,
+        Breach.NOT_FUTURE,
+        Breach.SNOOZE_EVERY,
+        Breach.REQUEST_OTHER_ARGS,
+    }
+    if case.breach in decide_only:
         assert is_successful(parsed)
         assert decide(state, parsed.unwrap(), case.now)[1].failure() == expected
     else:
@@ -504,6 +568,8 @@ def test_each_tool_rule_has_a_case() -> None:
     """The table covers every breach a tool call can commit."""
     covered = {case.breach for case in TOOL_CASES}
     tool_breaches = {
+        Breach.REQUEST_ID,
+        Breach.REQUEST_OTHER_ARGS,
         Breach.PAUSED_NOT_BOOLEAN,
         Breach.SNOOZE_SECONDS,
         Breach.SNOOZE_EVERY,
@@ -523,6 +589,7 @@ def test_each_log_rule_has_a_case() -> None:
         Breach.OUT_OF_RANGE,  # a new target's rules, judged on tool calls
         Breach.NOT_FUTURE,
         Breach.SNOOZE_SECONDS,  # a tool call's (the log keeps the snoozed target)
+        Breach.REQUEST_OTHER_ARGS,  # a tool call's (the log keeps the first create)
         Breach.SNOOZE_EVERY,
         Breach.ACCEPTED_OUT_OF_RANGE,  # not reachable from a decodable acceptedAt
         Breach.INTERVAL_NOT_POSITIVE,  # not reachable from a decodable everySeconds
