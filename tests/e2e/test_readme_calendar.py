@@ -36,3 +36,25 @@ def test_the_calendar_example_prints_its_comments(tmp_path: Path) -> None:
     ]
     for line in out[1:]:  # each printed occurrence is in the README's comments
         assert f"# {line}" in code
+
+
+def test_the_update_and_retry_example_prints_its_comments(tmp_path: Path) -> None:
+    text = README.read_text()
+    start = text.index("```python\n", text.index("### Changing a reminder in place")) + 10
+    code = text[start : text.index("```\n", start)]
+    script = tmp_path / "update_example.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert out[:6] == [
+        "schedule-1 2026-12-04T08:00:00.000Z",
+        "True",
+        "invalid_rule",
+        "paused",
+        "2026-12-09T08:00:00.000Z",
+        "2026-12-08T12:10:00.000Z",
+    ]
+    for line in out[:6]:  # each is what the line's comment says
+        assert f"# {line}" in code
+    assert out[6].startswith("write stand-up notes ['2026-12-08T13:10:00+01:00', ")
