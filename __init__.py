@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tickler.adapters.pydantic_ai import pydantic_ai_host, schedule_toolset
     from tickler.adapters.stores import JsonlStore, MemoryStore, PostgresStore, SqliteStore
     from tickler.shell import (
+        Calendar,
         FollowUp,
         LocalTime,
         Phase,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 _HOMES: Final = {
     **dict.fromkeys(
         (
+            "Calendar",
             "FollowUp",
             "LocalTime",
             "Phase",
@@ -89,6 +91,7 @@ _HOMES: Final = {
 }
 
 __all__ = [
+    "Calendar",
     "DeliverCallable",
     "DeliverCommand",
     "DeliverUrl",

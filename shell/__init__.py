@@ -20,7 +20,7 @@ from tickler.shell._ports import (
     validate_session_id,
 )
 from tickler.shell._reference_host import ReferenceHost, TurnInput
-from tickler.shell._reminders import LocalTime, Reminder, ScheduleError
+from tickler.shell._reminders import Calendar, LocalTime, Reminder, ScheduleError
 from tickler.shell._runtime import LeaseTooShort, Phase, ScheduleRuntime
 from tickler.shell._session import (
     HostFactory,
@@ -33,6 +33,7 @@ from tickler.shell._timers import TimerHeap
 
 __all__ = [
     "AgentHost",
+    "Calendar",
     "Clock",
     "FailureIndex",
     "FollowUp",

@@ -7,10 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 import msgspec
 
-from tickler.core import AfterSchedule, EverySchedule, ScheduleView, parse_instant
+from tickler.core import (
+    AfterSchedule,
+    CalendarRule,
+    CalendarSchedule,
+    EverySchedule,
+    ScheduleView,
+    next_occurrences,
+    parse_calendar,
+    parse_instant,
+)
 from tickler.core import ScheduleError as ErrorValue
 from tickler.core._errors import ErrorCode, Operation
 
@@ -51,6 +61,29 @@ class LocalTime:
     zone: str
 
 
+@dataclass(frozen=True, slots=True)
+class Calendar:
+    """A calendar rule for ``schedule(calendar=...)``: a 5-field cron (or
+    @daily, ...) in an IANA zone, with its DST policy (see the
+    ``calendar`` selector of ``schedule_create``)."""
+
+    cron: str
+    time_zone: str
+    dst_gap: Literal["shift", "skip"] = "shift"
+    dst_overlap: Literal["first", "both"] = "first"
+
+    def as_arguments(self) -> dict[str, str]:
+        return {
+            "cron": self.cron,
+            "time_zone": self.time_zone,
+            "dst_gap": self.dst_gap,
+            "dst_overlap": self.dst_overlap,
+        }
+
+
+PREVIEW_COUNT = 3
+
+
 class Reminder(msgspec.Struct, frozen=True, kw_only=True):
     """An active reminder, as a program sees it."""
 
@@ -65,6 +98,13 @@ class Reminder(msgspec.Struct, frozen=True, kw_only=True):
     """An ``after`` reminder's delay."""
     every: timedelta | None = None
     """An ``every`` reminder's interval."""
+    calendar: Calendar | None = None
+    """A ``calendar`` reminder's rule (its zone in canonical spelling)."""
+    paused: bool = False
+    """Paused with ``update(paused=True)``: it delivers nothing until resumed."""
+    next_occurrences: tuple[datetime, ...] = ()
+    """A calendar reminder's next three occurrences, aware datetimes in its
+    zone (the first is ``due``)."""
 
 
 def _seconds(value: object) -> object:
@@ -90,9 +130,21 @@ def _at(value: object) -> object:
     return value
 
 
-def create_arguments(prompt: object, after: object, at: object, every: object) -> dict[str, object]:
+def create_arguments(
+    prompt: object,
+    after: object,
+    at: object,
+    every: object,
+    *,
+    calendar: object = None,
+    request_id: object = None,
+) -> dict[str, object]:
     """The ``schedule_create`` arguments a typed call stands for."""
     args: dict[str, object] = {"prompt": prompt}
+    if calendar is not None:
+        args["calendar"] = calendar.as_arguments() if isinstance(calendar, Calendar) else calendar
+    if request_id is not None:
+        args["request_id"] = request_id
     if after is not None:
         args["after_seconds"] = _seconds(after)
     if at is not None:
@@ -102,15 +154,53 @@ def create_arguments(prompt: object, after: object, at: object, every: object) -
     return args
 
 
+def update_arguments(
+    reminder_id: object, prompt: object, paused: object, snooze: object
+) -> dict[str, object]:
+    """The ``schedule_update`` arguments a typed call stands for."""
+    args: dict[str, object] = {"id": reminder_id}
+    if prompt is not None:
+        args["prompt"] = prompt
+    if paused is not None:
+        args["paused"] = paused
+    if snooze is not None:
+        args["snooze_seconds"] = _seconds(snooze)
+    return args
+
+
+def _previews(record: CalendarSchedule) -> tuple[Calendar | None, tuple[datetime, ...]]:
+    rule = parse_calendar(
+        {
+            "cron": record.cron,
+            "time_zone": record.time_zone,
+            "dst_gap": record.dst_gap,
+            "dst_overlap": record.dst_overlap,
+        }
+    )
+    if not isinstance(rule, CalendarRule):  # a logged record's rule was judged valid
+        return None, ()
+    calendar = Calendar(rule.cron, rule.time_zone, rule.dst_gap, rule.dst_overlap)
+    target = parse_instant(record.scheduled_at)
+    instants = (target, *next_occurrences(rule, target, PREVIEW_COUNT - 1))
+    zone = ZoneInfo(record.time_zone)
+    return calendar, tuple(
+        (_EPOCH + timedelta(milliseconds=at)).astimezone(zone) for at in instants
+    )
+
+
 def reminder_of(view: ScheduleView) -> Reminder:
     record = view.record
     due = _EPOCH + timedelta(milliseconds=parse_instant(record.scheduled_at))
+    calendar, previews = _previews(record) if isinstance(record, CalendarSchedule) else (None, ())
     return Reminder(
         id=record.id,
         kind=record.kind,
         prompt=record.prompt,
         due=due,
         overdue=view.state == "overdue",
+        paused=view.state == "paused",
+        calendar=calendar,
+        next_occurrences=previews,
         after=timedelta(seconds=record.after_seconds)
         if isinstance(record, AfterSchedule)
         else None,

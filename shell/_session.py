@@ -39,6 +39,7 @@ from tickler.core import (
     NotFound,
     State,
     ToolCommand,
+    Updated,
     render,
     tool_catalog,
 )
@@ -49,11 +50,13 @@ from tickler.shell._host import AgentHost
 from tickler.shell._pending import PendingDelivery
 from tickler.shell._ports import SessionLog, SessionStore
 from tickler.shell._reminders import (
+    Calendar,
     LocalTime,
     Reminder,
     ScheduleError,
     create_arguments,
     reminder_of,
+    update_arguments,
 )
 from tickler.shell._runtime import (
     DISPOSE_GRACE_S,
@@ -204,14 +207,38 @@ class Session(Generic[H_co]):
         after: timedelta | None = None,
         at: datetime | LocalTime | None = None,
         every: timedelta | None = None,
+        calendar: Calendar | None = None,
+        request_id: str | None = None,
     ) -> Reminder:
         """Create a reminder: exactly one of ``after`` (a ``timedelta``),
-        ``at`` (an aware ``datetime``, or a :class:`LocalTime`) or ``every``
-        (a ``timedelta`` of at least 300 s). Raises :class:`ScheduleError`
-        for what the tool would refuse, with the same code and message."""
-        outcome = await self._typed("schedule_create", create_arguments(prompt, after, at, every))
+        ``at`` (an aware ``datetime``, or a :class:`LocalTime`), ``every``
+        (a ``timedelta`` of at least 300 s) or ``calendar`` (a
+        :class:`Calendar`; extended profile). ``request_id`` makes a retry
+        return the first reminder instead of a second (extended profile).
+        Raises :class:`ScheduleError` for what the tool would refuse, with
+        the same code and message."""
+        args = create_arguments(prompt, after, at, every, calendar=calendar, request_id=request_id)
+        outcome = await self._typed("schedule_create", args)
         assert isinstance(outcome, Created)
         return reminder_of(outcome.view)
+
+    async def update(
+        self,
+        reminder_id: str,
+        *,
+        prompt: str | None = None,
+        paused: bool | None = None,
+        snooze: timedelta | None = None,
+    ) -> Reminder | None:
+        """Change an active reminder in place (extended profile): a new
+        ``prompt``; ``paused`` True/False to pause or resume (a resumed one
+        waits for its next occurrence); ``snooze`` to move its next
+        occurrence to now plus that. None when no active reminder has that
+        id; raises :class:`ScheduleError` for what the tool would refuse."""
+        args = update_arguments(reminder_id, prompt, paused, snooze)
+        outcome = await self._typed("schedule_update", args)
+        assert isinstance(outcome, Updated | NotFound)
+        return reminder_of(outcome.view) if isinstance(outcome, Updated) else None
 
     async def reminders(self) -> tuple[Reminder, ...]:
         """The active reminders, in creation order."""
@@ -396,6 +423,7 @@ async def _to_the_end(work: Awaitable[None], *, quiet: bool) -> None:
 
 
 __all__ = [
+    "Calendar",
     "HostFactory",
     "LocalTime",
     "Reminder",

@@ -1,0 +1,114 @@
+"""Every call the extended tool schemas allow gets a success or a closed
+error, never an exception: calls drawn from each tool's input schema
+(:mod:`schema_strategies`) go through ``parse_tool_call`` and ``decide``
+without the pipeline's safety net, and the rendered answer matches the
+tool's output schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from returns.pipeline import is_successful
+
+from tickler.core import (
+    ERROR_CODES,
+    ScheduleChange,
+    State,
+    decide,
+    fold_changes,
+    parse_instant,
+    parse_tool_call,
+    render,
+    tool_catalog,
+)
+from tickler.core._commands import CreateAfter, CreateCalendar, CreateEvery
+
+from .schema_strategies import from_schema
+
+NOW: Final = parse_instant("2026-10-24T12:00:00.000Z")
+CATALOG: Final = {tool["name"]: tool for tool in tool_catalog(profile="extended")}
+
+
+def _state() -> State:
+    """A session with one reminder of each recurring kind and a one-shot,
+    ids schedule-1..3, so updates find something."""
+    changes: list[ScheduleChange] = []
+    state = fold_changes(())
+    for command in (
+        CreateAfter("tea", 600),
+        CreateEvery("stretch", 3600),
+        CreateCalendar("stand-up", {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin"}),
+    ):
+        made, _ = decide(state, command, NOW)
+        changes.extend(made)
+        state = fold_changes(made, state)
+    assert len(changes) == 3
+    return state
+
+
+STATE: Final = _state()
+
+
+def _ids_near(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Half the time, aim an ``id`` at a reminder that exists."""
+    if "id" not in arguments:
+        return st.just(arguments)
+    return st.sampled_from(["schedule-1", "schedule-2", "schedule-3", arguments["id"]]).map(
+        lambda schedule_id: {**arguments, "id": schedule_id}
+    )
+
+
+_SELECTORS: Final = ("after_seconds", "at", "every_seconds", "calendar")
+_CRONS: Final = ("0 9 * * 1-5", "@daily", "30 2 * * *", "*/15 * * * *", "0 0 29 2 *")
+
+
+def _one_selector(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Most draws keep one selector (the others null, as the schema says),
+    and a calendar draw often carries a cron that parses: so the answers
+    are not all ``invalid_selector``."""
+    if "calendar" not in arguments:
+        return st.just(arguments)
+
+    def keep(selector: str, cron: str | None) -> dict[str, Any]:
+        kept = {**arguments, **{s: None for s in _SELECTORS if s != selector}}
+        calendar = kept.get("calendar")
+        if cron is not None and isinstance(calendar, dict):
+            kept["calendar"] = {**calendar, "cron": cron, "time_zone": "Europe/Berlin"}
+        return kept
+
+    return st.one_of(
+        st.just(arguments),
+        st.builds(keep, st.sampled_from(_SELECTORS), st.none() | st.sampled_from(_CRONS)),
+    )
+
+
+def _aimed(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return _one_selector(arguments).flatmap(_ids_near)
+
+
+@pytest.mark.parametrize("name", list(CATALOG))
+def test_every_call_the_schema_allows_gets_a_success_or_a_closed_error(name: str) -> None:
+    tool = CATALOG[name]
+    output = Draft202012Validator(tool["output_schema"])
+
+    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+    @given(from_schema(tool["input_schema"]).flatmap(_aimed))
+    def check(arguments: dict[str, Any]) -> None:
+        parsed = parse_tool_call(name, arguments)
+        if not is_successful(parsed):
+            result: Any = parsed
+        else:
+            _, result = decide(STATE, parsed.unwrap(), NOW)  # raises on a fault
+        text = render(result)
+        answer = json.loads(text)
+        assert output.is_valid(answer), (arguments, text)
+        if isinstance(answer, dict) and "code" in answer and "message" in answer:
+            assert answer["code"] in ERROR_CODES
+            assert answer["code"] != "internal_error", (arguments, text)
+
+    check()
