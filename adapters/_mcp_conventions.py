@@ -39,7 +39,7 @@ from typing import Any, Final
 from returns.pipeline import is_successful
 from returns.result import Failure
 
-from tickler.core import parse_tool_call, render
+from tickler.core import DEFAULT_PROFILE, Profile, parse_tool_call, render
 from tickler.core._catalog import JsonSchema
 from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
 from tickler.core._errors import ERROR_CODES, error
@@ -143,18 +143,18 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def prompt_too_long(name: str, args: object) -> str | None:
-    """The answer to a ``schedule_create`` whose prompt is longer than
+def prompt_too_long(name: str, args: object, profile: Profile = DEFAULT_PROFILE) -> str | None:
+    """The answer to a ``schedule_create`` (or ``schedule_update``) whose prompt is longer than
     :data:`MAX_PROMPT_LENGTH` characters: ``invalid_prompt`` with
     :data:`PROMPT_TOO_LONG`, unless a check the reference makes first
     (the selector set, an empty prompt) refuses the call (``None``: the
     runtime gives that answer). ``None`` for every other call."""
-    if name != CREATE or not isinstance(args, Mapping):
+    if name not in {CREATE, UPDATE} or not isinstance(args, Mapping):
         return None
     prompt = args.get("prompt")
     if not isinstance(prompt, str) or len(prompt) <= MAX_PROMPT_LENGTH:
         return None
-    parsed = parse_tool_call(name, args)
+    parsed = parse_tool_call(name, args, profile=profile)
     if not is_successful(parsed) and parsed.failure().code in _CHECKED_BEFORE_LENGTH:
         return None
     return render(Failure(error("invalid_prompt", PROMPT_TOO_LONG)))

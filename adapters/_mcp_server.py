@@ -45,8 +45,9 @@ from tickler.adapters._mcp_conventions import (
     prompt_too_long,
     structured_answer,
 )
-from tickler.adapters._tools import ToolCaller, schedule_tools
+from tickler.adapters._tools import ToolCaller, schedule_tools, tools_profile
 from tickler.adapters.stores._files import CorruptStore
+from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell._clock import Clock
 from tickler.shell._host import AgentHost
 from tickler.shell._ports import SessionStore
@@ -71,9 +72,13 @@ def require_mcp() -> None:
         raise missing_extra("MCP server", "mcp")
 
 
-def create_server(tools: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any]:
-    """A low-level MCP ``Server`` whose tools are a session's three tools
-    (``tools`` is ``session.tools`` of an open session).
+def create_server(
+    tools: ToolCaller, *, name: str = SERVER_NAME, profile: Profile | None = None
+) -> Server[Any]:
+    """A low-level MCP ``Server`` whose tools are a session's tools
+    (``tools`` is ``session.tools`` of an open session): the three v1 tools
+    in the ``reference`` profile, plus ``schedule_update`` in ``extended``
+    (default: the session's own profile).
 
     The low-level server is used (not ``MCPServer``) because it lists the
     catalog's JSON Schemas as they are and hands the raw ``arguments`` to the
@@ -86,7 +91,8 @@ def create_server(tools: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any]:
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    table = {tool.name: tool for tool in schedule_tools(tools)}
+    chosen = tools_profile(tools, profile)
+    table = {tool.name: tool for tool in schedule_tools(tools, profile=chosen)}
     listed = []
     for tool in table.values():
         hints = TOOL_HINTS[tool.name]
@@ -120,7 +126,7 @@ def create_server(tools: ToolCaller, *, name: str = SERVER_NAME) -> Server[Any]:
         tool = table.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        text = prompt_too_long(tool.name, params.arguments)
+        text = prompt_too_long(tool.name, params.arguments, chosen)
         if text is None:
             text = await tool.handler(params.arguments)
         structured, is_error = structured_answer(text)
@@ -139,10 +145,11 @@ async def serve_stdio(
     deliver: HostFactory,
     *,
     clock: Clock | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> None:
     """Serve the session ``session_id`` of ``store`` over stdin/stdout until
     the client closes stdin, delivering due reminders to the target
-    ``deliver(session)`` builds.
+    ``deliver(session)`` builds, with the tools of ``profile``.
 
     The session is opened for writing (a store raises ``SessionLocked`` when
     another process serves it) and closed on return; the store is the
@@ -155,14 +162,16 @@ async def serve_stdio(
     require_mcp()
     opened = False
     try:
-        async with open_session(store, session_id, host=deliver, clock=clock) as session:
+        async with open_session(
+            store, session_id, host=deliver, clock=clock, profile=profile
+        ) as session:
             opened = True
             logger.info("serving session %s", session_id)
             await _serve(session.tools)
     except CorruptStore as exc:
         if opened:
             raise
-        await serve_corrupt(session_id, exc)
+        await serve_corrupt(session_id, exc, profile=profile)
         return
     logger.info("session %s closed", session_id)
 
@@ -175,9 +184,11 @@ async def _serve(tools: ToolCaller) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_corrupt(session_id: str, exc: CorruptStore) -> None:
+async def serve_corrupt(
+    session_id: str, exc: CorruptStore, *, profile: Profile = DEFAULT_PROFILE
+) -> None:
     """Serve a session the store refused as corrupt until the client closes
     stdin: the tools answer ``corrupt_schedule_log``, nothing is delivered,
     and no file is touched; the reason (file, line) goes to the log once."""
     logger.error("session %s is corrupt, deliveries stopped: %s", session_id, exc)
-    await _serve(corrupt_session_tools())
+    await _serve(corrupt_session_tools(profile=profile))

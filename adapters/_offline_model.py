@@ -6,7 +6,11 @@ runtime, exactly as an LLM would:
 * "remind me in 10 seconds to stretch" (seconds/minutes/hours)
 * "remind me at 09:00 Europe/Berlin to call Anna" (optionally "on 2026-12-24",
   optionally with seconds "09:00:30"; no zone means UTC)
-* "every 5 minutes drink water" (at least 5 minutes: the floor is 300 s)
+* "every 5 minutes drink water", "every hour to stretch" (fixed-rate; at
+  least 5 minutes: the floor is 300 s)
+* "every weekday at 9 to write notes", "every Monday at 8am", "on weekdays
+  at 17:00": a calendar rule in the viewer's zone
+  (:mod:`tickler.adapters._calendar_phrases`), its next occurrences shown
 * "list", "delete schedule-2"
 
 A reminder turn is answered by presenting its prompt(s) to the user. Times
@@ -23,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tickler.adapters._calendar_phrases import calendar_request
 from tickler.adapters._times import UTC_ZONE, when_text
 from tickler.core import parse_instant
 from tickler.core._zones import resolve_zone
@@ -42,13 +47,14 @@ _AT: Final = re.compile(
     re.IGNORECASE,
 )
 _EVERY: Final = re.compile(
-    r"(?:remind me )?every (\d+)\s*([a-z]+?)s?\b\s*(?:to |about |that )?(.+)", re.IGNORECASE
+    r"(?:remind me )?every (?:(\d+)\s*)?([a-z]+?)s?\b(?:\s*(?:to |about |that )?(.+))?",
+    re.IGNORECASE,
 )
 _DELETE: Final = re.compile(r"(?:delete|cancel|remove)\s+(\S+)", re.IGNORECASE)
 _HELP: Final = (
     'I can set reminders: "remind me in 10 seconds to stretch", '
     '"remind me at 09:00 Europe/Berlin to call Anna", "every 5 minutes drink water", '
-    '"list", "delete schedule-1".'
+    '"every weekday at 9 to write notes", "list", "delete schedule-1".'
 )
 
 
@@ -92,14 +98,15 @@ class OfflineModel:
                     "schedule_create", {"prompt": m.group(3), "after_seconds": seconds}
                 )
             )
+        if args := calendar_request(text, (self._zone or UTC_ZONE).key):
+            return self._created_calendar(await self._tool("schedule_create", args))
         if m := _EVERY.fullmatch(text):
-            seconds = _seconds(m.group(1), m.group(2))
+            seconds = _seconds(m.group(1) or "1", m.group(2))
             if seconds is None:
                 return _HELP
+            prompt = m.group(3) or text
             return self._created(
-                await self._tool(
-                    "schedule_create", {"prompt": m.group(3), "every_seconds": seconds}
-                )
+                await self._tool("schedule_create", {"prompt": prompt, "every_seconds": seconds})
             )
         if text.lower() in {"list", "list reminders", "what are my reminders?", "reminders"}:
             return self._listed(await self._tool("schedule_list", {}))
@@ -125,17 +132,42 @@ class OfflineModel:
             return f"OK: {what} fires at {when}: {value['prompt']}"
         return f"Sorry, that did not work: {_message(value)}"
 
+    def _created_calendar(self, value: dict[str, Any] | list[Any]) -> str:
+        """The created answer, then its ``nextOccurrences``, each in UTC, in
+        the rule's zone and in the viewer's."""
+        if not isinstance(value, dict) or "nextOccurrences" not in value:
+            return self._created(value)
+        rule = value["calendar"]
+        own = resolve_zone(rule["time_zone"])
+        lines = [f"  {self._when(item['utc'], own)}" for item in value["nextOccurrences"]]
+        return (
+            f"OK: {value['id']} (calendar {rule['cron']} in {rule['time_zone']}): "
+            f"{value['prompt']}\nNext {len(lines)}:\n" + "\n".join(lines)
+        )
+
     def _listed(self, value: dict[str, Any] | list[Any]) -> str:
         if not isinstance(value, list):
             return f"Sorry, I could not list reminders: {_message(value)}"
         if not value:
             return "You have no active reminders."
         lines = [
-            f"- {v['id']} ({v['kind']}, {v['state']}) at {self._when(v['scheduledAt'])}: "
+            f"- {v['id']} ({_kind(v)}, {v['state']}) at {self._when(v['scheduledAt'], _own(v))}: "
             f"{v['prompt']}"
             for v in value
         ]
         return "Your reminders:\n" + "\n".join(lines)
+
+
+def _kind(view: dict[str, Any]) -> str:
+    """``calendar 0 9 * * 1-5`` for a calendar reminder, else its kind."""
+    rule = view.get("calendar")
+    return f"calendar {rule['cron']}" if isinstance(rule, dict) else str(view["kind"])
+
+
+def _own(view: dict[str, Any]) -> ZoneInfo | None:
+    """A calendar reminder's own zone (v1 records keep none)."""
+    rule = view.get("calendar")
+    return resolve_zone(rule["time_zone"]) if isinstance(rule, dict) else None
 
 
 def _seconds(amount: str, unit: str) -> int | None:

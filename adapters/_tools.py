@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
-from tickler.core import DEFAULT_PROFILE, Profile, tool_catalog
+from tickler.core import DEFAULT_PROFILE, PROFILES, Profile, tool_catalog
 from tickler.core._catalog import JsonSchema
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "ToolCaller",
     "decode_arguments",
     "schedule_tools",
+    "tools_profile",
 ]
 
 
@@ -52,18 +53,34 @@ class ScheduleTool:
     """``await handler(args)`` is the exact text the model sees."""
 
 
-@runtime_checkable
-class _Profiled(Protocol):
-    @property
-    def profile(self) -> Profile: ...
+def tools_profile(tools: ToolCaller, profile: Profile | str | None = None) -> Profile:
+    """The profile a tool surface over ``tools`` shows: ``profile`` when
+    given, else the one the session's tools speak (``tools.profile``), else
+    the default (``extended``). Raises ``ValueError`` for a name that is no
+    profile, or one the session does not speak: the catalog a model sees
+    and the rules its calls meet are one contract."""
+    own = getattr(tools, "profile", None)
+    if profile is None:
+        return own if own in PROFILES else DEFAULT_PROFILE
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be 'reference' or 'extended', not {profile!r}")
+    if own in PROFILES and own != profile:
+        raise ValueError(
+            f"these tools speak the {own!r} profile, not {profile!r}: "
+            f"open the session with profile={profile!r}"
+        )
+    return profile
 
 
-def schedule_tools(tools: ToolCaller) -> tuple[ScheduleTool, ...]:
-    """The schedule tools answering through ``tools``, in catalog order: the
-    catalog of the profile ``tools`` answers in (a session's, a runtime's),
-    else of the default profile."""
-    profile = tools.profile if isinstance(tools, _Profiled) else DEFAULT_PROFILE
-    return tuple(_entry(tools, spec) for spec in tool_catalog(profile=profile))
+def schedule_tools(
+    tools: ToolCaller, *, profile: Profile | None = None
+) -> tuple[ScheduleTool, ...]:
+    """The schedule tools answering through ``tools``, in catalog order:
+    the three v1 tools in the ``reference`` profile; ``extended`` adds what
+    its catalog adds (``schedule_update``). ``profile`` defaults to the
+    session's own (see :func:`tools_profile`)."""
+    catalog = tool_catalog(profile=tools_profile(tools, profile))
+    return tuple(_entry(tools, spec) for spec in catalog)
 
 
 def _entry(tools: ToolCaller, spec: dict[str, Any]) -> ScheduleTool:

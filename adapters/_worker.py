@@ -47,6 +47,7 @@ from tickler.adapters.stores._postgres import (
     PostgresLog,
     PostgresStore,
 )
+from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
@@ -97,6 +98,7 @@ class Worker:
         poll_s: float = DEFAULT_POLL_S,
         clock: Clock | None = None,
         grace_s: float | None = None,
+        profile: Profile = DEFAULT_PROFILE,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -109,6 +111,7 @@ class Worker:
         self._poll_s = poll_s
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._grace_s = grace_s
+        self._profile: Profile = profile
         self._timers = TimerHeap(self._clock)
         self._active: set[asyncio.Task[None]] = set()
         self._look = asyncio.Event()  # look for due sessions now
@@ -194,6 +197,7 @@ class Worker:
                 timers=self._timers,
                 snapshot_after=SNAPSHOT_EVERY,
                 on_start_error=lambda exc: self._not_started(log, exc),
+                profile=self._profile,
             ) as session:
                 self._settled(log, session, await session.settle())
                 ran = True
@@ -265,6 +269,7 @@ async def run_worker(
     poll_s: float = DEFAULT_POLL_S,
     grace_s: float | None = None,
     signalled_early: Callable[[], bool] | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> WorkerStats:
     """Run a worker until SIGTERM or SIGINT (a second one cuts the grace
     period short); closes ``store`` at the end. ``signalled_early`` tells
@@ -272,7 +277,9 @@ async def run_worker(
     catches them from its first moment), so it stops at once."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    worker = Worker(store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace_s)
+    worker = Worker(
+        store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace_s, profile=profile
+    )
     main = asyncio.current_task()
 
     def on_signal() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
+from tickler.core import Profile
 
 try:
     from langchain_core.tools import StructuredTool
@@ -27,9 +28,11 @@ except ImportError as exc:
 __all__ = ["langchain_tools"]
 
 
-def langchain_tools(tools: ToolCaller) -> list[StructuredTool]:
-    """The three schedule tools answering through ``tools`` (``session.tools``)."""
-    return [_tool(entry) for entry in schedule_tools(tools)]
+def langchain_tools(tools: ToolCaller, *, profile: Profile | None = None) -> list[StructuredTool]:
+    """The schedule tools answering through ``tools`` (``session.tools``):
+    the three v1 tools, plus ``schedule_update`` in the ``extended``
+    profile (default: the session's own profile)."""
+    return [_tool(entry) for entry in schedule_tools(tools, profile=profile)]
 
 
 def _tool(entry: ScheduleTool) -> StructuredTool:

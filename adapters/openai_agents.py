@@ -31,6 +31,7 @@ from tickler.adapters._tools import (
     decode_arguments,
     schedule_tools,
 )
+from tickler.core import Profile
 from tickler.core._catalog import JsonSchema
 from tickler.shell._clock import Clock
 from tickler.shell._ports import SessionLog
@@ -48,11 +49,12 @@ except ImportError as exc:
 __all__ = ["OpenAIAgentsHost", "openai_agents_host", "openai_agents_tools"]
 
 
-def openai_agents_tools(tools: ToolCaller) -> list[FunctionTool]:
-    """The three schedule tools answering through ``tools``
-    (``session.tools``); each returns the session's text verbatim, closed
-    error codes included."""
-    return [_tool(entry) for entry in schedule_tools(tools)]
+def openai_agents_tools(tools: ToolCaller, *, profile: Profile | None = None) -> list[FunctionTool]:
+    """The schedule tools answering through ``tools`` (``session.tools``):
+    the three v1 tools, plus ``schedule_update`` in the ``extended``
+    profile (default: the session's own profile); each returns the
+    session's text verbatim, closed error codes included."""
+    return [_tool(entry) for entry in schedule_tools(tools, profile=profile)]
 
 
 def _tool(entry: ScheduleTool) -> FunctionTool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
+from tickler.core import Profile
 from tickler.shell._clock import Clock
 from tickler.shell._ports import SessionLog
 from tickler.shell._reference_host import TURN_TIMEOUT_S, Model, ReferenceHost, TurnInput
@@ -44,16 +45,17 @@ __all__ = [
 ]
 
 
-def schedule_toolset(tools: ToolCaller) -> FunctionToolset[Any]:
-    """The three schedule tools with the catalog's JSON Schemas, answering
-    through ``tools`` (``session.tools``). Pass it as ``Agent(...,
-    toolsets=[...])`` or per run.
+def schedule_toolset(tools: ToolCaller, *, profile: Profile | None = None) -> FunctionToolset[Any]:
+    """The schedule tools with the catalog's JSON Schemas, answering
+    through ``tools`` (``session.tools``): the three v1 tools, plus
+    ``schedule_update`` in the ``extended`` profile (default: the session's
+    own profile). Pass it as ``Agent(..., toolsets=[...])`` or per run.
 
     PydanticAI skips schema validation for these tools (``Tool.from_schema``),
     so every call reaches the session, and the model sees the session's
     text verbatim: a closed error code is a tool return, not a retry.
     """
-    return FunctionToolset([_tool(entry) for entry in schedule_tools(tools)])
+    return FunctionToolset([_tool(entry) for entry in schedule_tools(tools, profile=profile)])
 
 
 def _tool(entry: ScheduleTool) -> Tool[Any]:

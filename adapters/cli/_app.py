@@ -10,9 +10,10 @@ import click
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import Examined, examine_database, examine_paths, exit_code
 from tickler.adapters.cli._errors import CliError
-from tickler.adapters.cli._inspect_run import inspect_found, inspect_paths
-from tickler.adapters.cli._options import log_format_option, log_level_option
+from tickler.adapters.cli._inspect_run import inspect_found, inspect_paths, why_found, why_paths
+from tickler.adapters.cli._options import log_format_option, log_level_option, profile_option
 from tickler.adapters.cli._output import print_json
+from tickler.core import Profile
 from tickler.core._zones import resolve_zone
 
 
@@ -99,16 +100,30 @@ def _database_sessions(path: str, schema: str, session_id: str | None) -> list[E
     help="Zone to show targets in, besides UTC (default: this machine's zone: "
     "TZ, else /etc/localtime, else UTC).",
 )
+@click.option(
+    "--why",
+    "why_id",
+    default=None,
+    metavar="ID",
+    help="Tell reminder ID's story instead: created, each occurrence due, delivered "
+    "(when, how late), skipped by catch-up, deleted.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def inspect(
-    path: str, session_id: str | None, schema: str, tz_name: str | None, as_json: bool
+    path: str,
+    session_id: str | None,
+    schema: str,
+    tz_name: str | None,
+    why_id: str | None,
+    as_json: bool,
 ) -> int:
     """Show a session's active reminders, next wake and delivery history.
 
     PATH is a session file, a directory (a tickler store or a harness
     root), an SQLite store file or a PostgreSQL DSN (postgresql://...):
     every session in it is shown, or the one --session names. Nothing is
-    locked. Exit codes as for check.
+    locked. Exit codes as for check; with --why, exit 2 when no session
+    created that reminder.
     """
     zone = local_zone() if tz_name is None else resolve_zone(tz_name)
     if zone is None:
@@ -119,7 +134,11 @@ def inspect(
     except _Unreachable as exc:
         return _unreachable(exc)
     if database is not None:
+        if why_id is not None:
+            return why_found(database, path, why_id, now_ms, zone, as_json=as_json)
         return inspect_found(database, now_ms, zone, as_json=as_json, single=session_id is not None)
+    if why_id is not None:
+        return why_paths(path, why_id, now_ms, zone, as_json=as_json)
     return inspect_paths(path, now_ms, zone, as_json=as_json)
 
 
@@ -246,7 +265,8 @@ def demo_agent(store_dir: str, phase: str, messages: tuple[str, ...]) -> None:
     envvar="TICKLER_MODEL",
     help="A PydanticAI model name (env TICKLER_MODEL); offline rules when unset.",
 )
-def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None:
+@profile_option
+def chat(store_dir: str | None, session_id: str, model_name: str | None, profile: Profile) -> None:
     """Chat in the terminal; reminders arrive as turns while you chat."""
     import asyncio
 
@@ -258,7 +278,7 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"cannot use {directory} as the store: {exc.strerror or exc}") from None
-    asyncio.run(run_chat(str(directory), session_id, model_name))
+    asyncio.run(run_chat(str(directory), session_id, model_name, profile=profile))
 
 
 @cli.command()
@@ -286,6 +306,7 @@ def chat(store_dir: str | None, session_id: str, model_name: str | None) -> None
     metavar="SECONDS",
     help="Give up on one delivery attempt after this long (command 30, URL 10).",
 )
+@profile_option
 @log_level_option
 @log_format_option
 def mcp(
@@ -295,6 +316,7 @@ def mcp(
     deliver_cmd: str | None,
     deliver_url: str | None,
     deliver_timeout: float | None,
+    profile: Profile,
     log_level: str,
     log_format: str,
 ) -> int:
@@ -316,6 +338,7 @@ def mcp(
             deliver_cmd,
             deliver_url,
             deliver_timeout=deliver_timeout,
+            profile=profile,
             log_level=log_level.upper(),
             log_format=log_format.lower(),
         )

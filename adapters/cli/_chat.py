@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from tickler.adapters._offline_model import OfflineModel
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._session import live_session, open_store
+from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell._reference_host import Model, TurnInput
 from tickler.shell._session import SessionTools
 
@@ -61,10 +62,15 @@ def _model_for(model_name: str | None, zone: ZoneInfo) -> Callable[[SessionTools
 
 
 async def chat(
-    store_dir: str, session_id: str, model_name: str | None, zone: ZoneInfo | None = None
+    store_dir: str,
+    session_id: str,
+    model_name: str | None,
+    zone: ZoneInfo | None = None,
+    *,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> None:
     """Chat until stdin ends or an exit word; times in UTC and in ``zone``
-    (default: this machine's zone)."""
+    (default: this machine's zone); the tools of ``profile``."""
     zone = local_zone() if zone is None else zone
     store = open_store(store_dir)
     kind = (
@@ -73,7 +79,9 @@ async def chat(
     print(f"tickler chat: session {session_id!r} in {store_dir}, {kind}.")
     print(f"Times are shown in UTC and in {zone.key} (this machine's zone; set TZ to change it).")
     print('Try "remind me in 10 seconds to stretch". Type exit to leave.')
-    async with live_session(store, session_id, _model_for(model_name, zone)) as live:
+    async with live_session(
+        store, session_id, _model_for(model_name, zone), profile=profile
+    ) as live:
         print("you> ", end="", flush=True)
         while True:
             line = await asyncio.to_thread(sys.stdin.readline)

@@ -10,10 +10,14 @@ from zoneinfo import ZoneInfo
 import click
 from rich.text import Text
 
+from tickler.adapters._times import zone_text
 from tickler.adapters.cli._check import CORRUPT, Examined, FileVerdict, examine_paths, exit_code
+from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect import Report, inspect_session
 from tickler.adapters.cli._output import console, print_json, print_report
-from tickler.core import CorruptScheduleLog
+from tickler.adapters.cli._visible import visible
+from tickler.adapters.cli._why import Story, reminder_story
+from tickler.core import CorruptScheduleLog, parse_instant
 
 
 def _report(found: Examined, now_ms: int, zone: ZoneInfo) -> tuple[FileVerdict, Report | None]:
@@ -70,3 +74,61 @@ def _entry(verdict: FileVerdict, report: Report | None) -> dict[str, object]:
     if report is not None:
         entry["report"] = report.as_json()
     return entry
+
+
+def _story(found: Examined, schedule_id: str, now_ms: int) -> tuple[FileVerdict, Story | None]:
+    """The reminder's story in one file, when its log can be read and it
+    created that reminder."""
+    verdict, parsed = found.verdict, found.parsed
+    if parsed is None:
+        return verdict, None
+    try:
+        story = reminder_story(parsed, schedule_id, now_ms)
+    except CorruptScheduleLog as exc:
+        line = None if exc.index is None else parsed.lines[exc.index]
+        return FileVerdict(verdict.path, CORRUPT, line, exc.reason, session=verdict.session), None
+    return verdict, story if story.found else None
+
+
+def why_paths(path: str, schedule_id: str, now_ms: int, zone: ZoneInfo, *, as_json: bool) -> int:
+    """``inspect --why``: the story of ``schedule_id`` in every session of
+    ``path`` that created it; exit 2 when none did."""
+    return why_found(examine_paths([path]), path, schedule_id, now_ms, zone, as_json=as_json)
+
+
+def why_found(
+    found: list[Examined],
+    source: str,
+    schedule_id: str,
+    now_ms: int,
+    zone: ZoneInfo,
+    *,
+    as_json: bool,
+) -> int:
+    """The story of ``schedule_id`` in each examined session that created
+    it (files, an SQLite store or a PostgreSQL schema); exit 2 when none did."""
+    path = source
+    results = [_story(item, schedule_id, now_ms) for item in found]
+    stories = [story for _, story in results if story is not None]
+    if as_json:
+        print_json({"stories": [story.as_json() for story in stories]})
+    else:
+        for story in stories:
+            print_story(story, zone)
+    for verdict, _ in results:
+        if verdict.status != 0 or verdict.torn_tail:
+            click.echo(f"tickler: {verdict.as_text()}", err=True)
+    code = exit_code([verdict for verdict, _ in results])
+    if not stories and code == 0:
+        raise CliError(f"no session in {path} ever created a reminder {schedule_id!r}")
+    return code
+
+
+def print_story(story: Story, zone: ZoneInfo) -> None:
+    click.echo(
+        f"reminder {visible(story.id)} in session {visible(story.session)} (now {story.now})"
+    )
+    for step in story.steps:
+        local = zone_text(parse_instant(step.at), zone)
+        click.echo(f"  {step.at} ({local})  {step.event:<15} {visible(step.text)}")
+    click.echo(f"  {visible(story.status)}")

@@ -12,6 +12,7 @@ from tickler.adapters._delivery import TargetFactory, delivery_target
 from tickler.adapters._mcp_server import require_mcp, serve_corrupt, serve_stdio
 from tickler.adapters.cli._options import configure_logging
 from tickler.adapters.stores._files import CorruptStore
+from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell._ports import StoreError, validate_session_id
 
 logger = logging.getLogger("tickler.mcp")
@@ -36,6 +37,7 @@ def run_mcp(
     deliver_url: str | None,
     *,
     deliver_timeout: float | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> None:
     """Serve one session of the JSONL store in ``store_dir`` over stdio until
     the client disconnects. Raises ``ValueError`` for bad arguments,
@@ -49,10 +51,10 @@ def run_mcp(
         try:
             store = JsonlStore(store_dir)
         except CorruptStore as exc:  # a damaged journal: every session is suspect
-            await serve_corrupt(session_id, exc)
+            await serve_corrupt(session_id, exc, profile=profile)
             return
         try:
-            await serve_stdio(store, session_id, deliver)
+            await serve_stdio(store, session_id, deliver, profile=profile)
         finally:
             await store.close()
 
@@ -66,6 +68,7 @@ def serve_command(
     deliver_url: str | None,
     *,
     deliver_timeout: float | None = None,
+    profile: Profile = DEFAULT_PROFILE,
     log_level: str = "INFO",
     log_format: str = "text",
 ) -> int:
@@ -79,7 +82,14 @@ def serve_command(
     try:
         mcp_target(deliver_cmd, deliver_url, timeout=deliver_timeout)
         configure_logging(log_level, log_format)
-        run_mcp(store_dir, session_id, deliver_cmd, deliver_url, deliver_timeout=deliver_timeout)
+        run_mcp(
+            store_dir,
+            session_id,
+            deliver_cmd,
+            deliver_url,
+            deliver_timeout=deliver_timeout,
+            profile=profile,
+        )
     except (ImportError, StoreError) as exc:
         logger.error("%s", exc)
         return 1

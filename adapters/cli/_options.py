@@ -21,6 +21,15 @@ log_level_option = click.option(
     help="Level of the log on stderr.",
 )
 
+profile_option = click.option(
+    "--profile",
+    type=click.Choice(["reference", "extended"]),
+    default="extended",
+    show_default=True,
+    help="The tool contract: reference (the exact v1 tools and events) or extended "
+    "(calendar reminders, schedule_update, request_id, nextOccurrences).",
+)
+
 log_format_option = click.option(
     "--log-format",
     type=click.Choice(["text", "json"], case_sensitive=False),

@@ -12,7 +12,9 @@ from tickler.adapters.cli._options import (
     configure_logging,
     log_format_option,
     log_level_option,
+    profile_option,
 )
+from tickler.core import Profile
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
@@ -124,6 +126,7 @@ def _cannot_use(exc: Exception) -> int:
     metavar="SECONDS",
     help="On SIGTERM, wait this long for deliveries in flight (default: their deadline).",
 )
+@profile_option
 @log_level_option
 @log_format_option
 def worker(
@@ -137,6 +140,7 @@ def worker(
     poll_s: float,
     lease_s: float,
     grace_s: float | None,
+    profile: Profile,
     log_level: str,
     log_format: str,
 ) -> int:
@@ -182,6 +186,7 @@ def worker(
                 poll_s=poll_s,
                 grace_s=grace,
                 signalled_early=lambda: bool(early),
+                profile=profile,
             )
         )
     except SchemaMissing as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
+from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell._clock import Clock
 from tickler.shell._ports import SessionStore
 from tickler.shell._reference_host import Model, ReferenceHost, TurnInput
@@ -25,6 +26,7 @@ async def live_session(
     clock: Clock | None = None,
     *,
     on_reply: Callable[[TurnInput, str], None] | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> AsyncIterator[Session[ReferenceHost]]:
     """The session, run by a reference host whose model ``model_for``
     builds from the session's tools (once per session: it may hold a
@@ -36,5 +38,5 @@ async def live_session(
             session.log, model_for(session.tools), session.clock, on_reply=on_reply
         )
 
-    async with open_session(store, session_id, host=host, clock=clock) as session:
+    async with open_session(store, session_id, host=host, clock=clock, profile=profile) as session:
         yield session

@@ -17,6 +17,7 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar
 import msgspec
 
 from tickler.adapters.stores._memory import MemoryStore
+from tickler.core import Profile
 from tickler.shell._clock import VirtualClock, settle
 from tickler.shell._ports import SessionLog
 from tickler.shell._reference_host import TURN_INPUT, ReferenceHost, TurnInput
@@ -43,10 +44,8 @@ STRETCH_REMINDER: Final = (
     'reminder_prompt_json: "stretch"'
 )
 INVALID_SELECTOR: Final = (
-    '{"code":"invalid_selector","message":"schedule_create accepts prompt and exactly one of '
-    'after_seconds, at, every_seconds, or calendar, e.g. {\\"prompt\\": \\"stand-up\\", '
-    '\\"calendar\\": {\\"cron\\": \\"0 9 * * 1-5\\", \\"time_zone\\": '
-    '\\"Europe/Berlin\\"}} or {\\"prompt\\": \\"tea\\", \\"after_seconds\\": 300}."}'
+    '{"code":"invalid_selector","message":"schedule_create accepts exactly one of '
+    'after_seconds, at, or every_seconds."}'
 )
 
 P = ParamSpec("P")
@@ -109,9 +108,11 @@ def plain_host(session: Session, on_reply: OnReply) -> ReferenceHost:
 
 @asynccontextmanager
 async def live_session(
-    make_host: MakeHost[H],
+    make_host: MakeHost[H], *, profile: Profile = "reference"
 ) -> AsyncIterator[Live[H]]:
-    """``make_host(session, on_reply)`` builds the session's host."""
+    """``make_host(session, on_reply)`` builds the session's host. The
+    tools speak ``profile``: by default the reference (v1) contract, whose
+    texts these tests pin byte for byte."""
     clock = VirtualClock(T0)
     store = MemoryStore()
     timers = TimerHeap(clock)
@@ -126,7 +127,9 @@ async def live_session(
         return make_host(session, record)
 
     try:
-        async with open_session(store, "s1", host=host, clock=clock, timers=timers) as session:
+        async with open_session(
+            store, "s1", host=host, clock=clock, timers=timers, profile=profile
+        ) as session:
             yield Live(
                 clock, session.log, session.host, session.runtime, session.tools, replies, replied
             )

@@ -53,6 +53,7 @@ def test_both_entry_points_take_the_same_options(capsys: pytest.CaptureFixture[s
         "--deliver-cmd",
         "--deliver-url",
         "--deliver-timeout",
+        "--profile",
         "--log-level",
         "--log-format",
         "--help",

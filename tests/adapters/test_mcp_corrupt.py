@@ -17,10 +17,8 @@ from mcp.types import CallToolResult, TextContent
 
 CORRUPT = '{"code":"corrupt_schedule_log","message":"The session schedule log is corrupt."}'
 SELECTOR = (
-    '{"code":"invalid_selector","message":"schedule_create accepts prompt and exactly one of '
-    'after_seconds, at, every_seconds, or calendar, e.g. {\\"prompt\\": \\"stand-up\\", '
-    '\\"calendar\\": {\\"cron\\": \\"0 9 * * 1-5\\", \\"time_zone\\": '
-    '\\"Europe/Berlin\\"}} or {\\"prompt\\": \\"tea\\", \\"after_seconds\\": 300}."}'
+    '{"code":"invalid_selector","message":"schedule_create accepts exactly one of '
+    'after_seconds, at, or every_seconds."}'
 )
 
 
@@ -28,7 +26,8 @@ def params(store: Path) -> StdioServerParameters:
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tickler", "mcp", "--store", str(store), "--session", "s",
+        args=["-m", "tickler", "mcp", "--profile", "reference", "--store", str(store),
+              "--session", "s",
               "--deliver-cmd", "true"],
         env=env,
     )  # fmt: skip

@@ -45,10 +45,8 @@ AFTER_SECONDS: Final = (
     '{"code":"invalid_rule","message":"after_seconds must be a positive safe integer."}'
 )
 SELECTOR: Final = (
-    '{"code":"invalid_selector","message":"schedule_create accepts prompt and exactly one of '
-    'after_seconds, at, every_seconds, or calendar, e.g. {\\"prompt\\": \\"stand-up\\", '
-    '\\"calendar\\": {\\"cron\\": \\"0 9 * * 1-5\\", \\"time_zone\\": '
-    '\\"Europe/Berlin\\"}} or {\\"prompt\\": \\"tea\\", \\"after_seconds\\": 300}."}'
+    '{"code":"invalid_selector","message":"schedule_create accepts exactly one of '
+    'after_seconds, at, or every_seconds."}'
 )
 ZONE: Final = (
     '{"code":"invalid_time_zone","message":"time_zone must be UTC or a valid IANA '
@@ -129,7 +127,8 @@ class _RawWriter:
 def server_params(store: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tickler", "mcp", "--store", str(store), "--session", "s",
+        args=["-m", "tickler", "mcp", "--profile", "reference", "--store", str(store),
+              "--session", "s",
               "--deliver-cmd", "true"],
         env={"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None,
     )  # fmt: skip
@@ -264,7 +263,8 @@ async def _exchange(tmp_path: Path, data: bytes, count: int) -> list[dict[str, A
     """Write ``data`` to a fresh server's stdin, read ``count`` answers,
     then close stdin; the answers (no more come before the server exits)."""
     store = tmp_path / "store"
-    command = [sys.executable, "-m", "tickler", "mcp", "--store", str(store),
+    command = [sys.executable, "-m", "tickler", "mcp", "--profile", "reference",
+               "--store", str(store),
                "--session", "s", "--deliver-cmd", "true"]  # fmt: skip
     with (tmp_path / "server.log").open("ab") as err:
         async with await anyio.open_process(command, stderr=err) as server:

@@ -26,8 +26,6 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from tickler.core import parse_session_jsonl, tool_catalog
-from tickler.core._errors import Msg, error
-from tickler.core._render import error_json
 
 RECORDER = Path(__file__).parent / "mcp_support" / "record_delivery.py"
 SESSION = "agent-1"
@@ -54,6 +52,8 @@ def server_args(store: Path, *target: str) -> list[str]:
         "-m",
         "tickler",
         "mcp",
+        "--profile",
+        "reference",  # the v1 contract, byte for byte
         "--store",
         str(store),
         "--session",
@@ -146,8 +146,10 @@ def test_lists_the_catalog_tools_and_answers_with_the_runtime_text(tmp_path: Pat
     async def scenario() -> None:
         async with connect(tmp_path, *recorder(tmp_path / "out.jsonl")) as client:
             listed = (await client.list_tools()).tools
-            assert [tool.name for tool in listed] == [t["name"] for t in tool_catalog()]
-            for tool, spec in zip(listed, tool_catalog(), strict=True):
+            assert [tool.name for tool in listed] == [
+                t["name"] for t in tool_catalog(profile="reference")
+            ]
+            for tool, spec in zip(listed, tool_catalog(profile="reference"), strict=True):
                 assert tool.description == spec["description"]
                 assert tool.input_schema == spec["input_schema"]
                 assert tool.output_schema is not None
@@ -179,7 +181,8 @@ def test_lists_the_catalog_tools_and_answers_with_the_runtime_text(tmp_path: Pat
                 (
                     new,
                     {"prompt": "x", "after_seconds": 5, "note": "extra"},
-                    error_json(error("invalid_selector", Msg.SELECTOR_EXTENDED)),
+                    '{"code":"invalid_selector","message":"schedule_create accepts exactly one '
+                    'of after_seconds, at, or every_seconds."}',
                 ),
                 (
                     new,
@@ -189,7 +192,8 @@ def test_lists_the_catalog_tools_and_answers_with_the_runtime_text(tmp_path: Pat
                 (
                     new,
                     None,
-                    error_json(error("invalid_selector", Msg.SELECTOR_EXTENDED)),
+                    '{"code":"invalid_selector","message":"schedule_create accepts exactly one '
+                    'of after_seconds, at, or every_seconds."}',
                 ),
                 ("schedule_delete", {"id": "schedule-1"}, '{"id":"schedule-1","deleted":true}'),
                 (

@@ -24,7 +24,7 @@ from agents.tool import Tool
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from tickler.adapters.openai_agents import OpenAIAgentsHost, openai_agents_host, openai_agents_tools
-from tickler.core import Profile, tool_catalog
+from tickler.core import tool_catalog
 from tickler.shell._session import Session
 
 from .framework_support import (
@@ -115,21 +115,14 @@ def host(model: ScriptedModel, **options: Any) -> MakeHost[OpenAIAgentsHost]:
 
 
 def test_tools_carry_the_catalog_schemas_strict_where_that_keeps_their_meaning() -> None:
-    tools = openai_agents_tools(_NoRuntime())
-    catalog = {spec["name"]: spec for spec in tool_catalog()}
+    tools = openai_agents_tools(_NoRuntime(), profile="reference")
+    catalog = {spec["name"]: spec for spec in tool_catalog(profile="reference")}
     assert [(t.name, t.description) for t in tools] == [
         (name, spec["description"]) for name, spec in catalog.items()
     ]
-    # The extended profile's schemas are strict already: every tool is
-    # strict, with the catalog's schema unchanged.
-    for tool in tools:
-        assert tool.strict_json_schema, tool.name
-        assert tool.params_json_schema == catalog[tool.name]["input_schema"]
-    reference = openai_agents_tools(_ReferenceTools())
-    create, listing, delete = reference
-    reference_catalog = {spec["name"]: spec for spec in tool_catalog(profile="reference")}
+    create, listing, delete = tools
     assert not create.strict_json_schema
-    assert create.params_json_schema == reference_catalog["schedule_create"]["input_schema"]
+    assert create.params_json_schema == catalog["schedule_create"]["input_schema"]
     assert listing.strict_json_schema
     assert listing.params_json_schema == {
         "type": "object",
@@ -146,6 +139,18 @@ def test_tools_carry_the_catalog_schemas_strict_where_that_keeps_their_meaning()
     }
 
 
+def test_the_extended_tools_are_all_strict_with_the_catalog_schemas_unchanged() -> None:
+    """The extended schemas are written for strict mode (every property
+    required, nullable when optional; closed objects): each tool keeps its
+    catalog schema and is strict."""
+    tools = openai_agents_tools(_NoRuntime())  # the default profile: extended
+    catalog = tool_catalog(profile="extended")
+    assert [(t.name, t.description, t.params_json_schema) for t in tools] == [
+        (spec["name"], spec["description"], spec["input_schema"]) for spec in catalog
+    ]
+    assert all(t.strict_json_schema for t in tools)
+
+
 @async_test
 async def test_a_reminder_arrives_once_as_the_next_user_message_of_the_conversation() -> None:
     model = ScriptedModel(
@@ -156,7 +161,9 @@ async def test_a_reminder_arrives_once_as_the_next_user_message_of_the_conversat
     async with live_session(host(model)) as s:
         await s.host.send(ASK)
         await s.turns(1)
-        assert [t.name for t in model.tools[0]] == [spec["name"] for spec in tool_catalog()]
+        assert [t.name for t in model.tools[0]] == [
+            spec["name"] for spec in tool_catalog(profile="reference")
+        ]
         assert outputs_of(model.inputs[1]) == [("call-1", STRETCH_CREATED)]
         assert [reply for _, reply in s.replies] == ["Reminder set."]
 
@@ -243,12 +250,3 @@ async def test_closed_errors_and_unparsable_arguments_reach_the_model_as_tool_ou
 class _NoRuntime:
     async def call_tool(self, name: str, args: object) -> str:
         raise AssertionError(f"unexpected call {name}({args!r})")
-
-
-class _ReferenceTools(_NoRuntime):
-    """Tools that answer in the reference profile (as a session opened with
-    ``profile="reference"`` does)."""
-
-    @property
-    def profile(self) -> Profile:
-        return "reference"

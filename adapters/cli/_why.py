@@ -1,0 +1,288 @@
+"""``tickler inspect --why ID``: one reminder's story, told from the log.
+
+Created (with its rule), each occurrence that fell due (how late it was
+queued, how many earlier ones catch-up folded into it), each hand-over
+(delivered when, how late; refused, with the error), each change in place
+(prompt, paused, resumed, snoozed), deleted or finished, and where it
+stands now. The log is replayed with the core's own fold, so
+the story cannot disagree with what the runtime did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgspec
+
+from tickler.core import (
+    EMPTY_STATE,
+    SCHEDULE_CHANGE,
+    AfterSchedule,
+    AtSchedule,
+    CalendarRule,
+    CalendarSchedule,
+    CreateChange,
+    CreateChangeV2,
+    DeleteChange,
+    DispatchChange,
+    EverySchedule,
+    ParsedSession,
+    ScheduleChange,
+    ScheduleRecord,
+    SessionEvent,
+    State,
+    UpdateChange,
+    count_occurrences,
+    decode_change,
+    evolve,
+    fold,
+    format_instant,
+    parse_calendar,
+    parse_instant,
+)
+from tickler.shell._records import (
+    DELIVERED,
+    FOLLOWUP,
+    FOLLOWUP_FAILED,
+    decode_delivered,
+    decode_followup,
+    decode_followup_failed,
+)
+from tickler.shell._reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord
+
+
+class Step(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    """One thing that happened to the reminder: ``at`` is the log time of
+    the event that says so; ``event`` a fixed word; ``text`` a sentence."""
+
+    at: str
+    event: str
+    text: str
+    occurrence_at: str | None = None
+    late_ms: int | None = None
+    skipped: int | None = None
+
+
+@dataclass
+class Story:
+    session: str
+    id: str
+    now: str
+    steps: list[Step] = field(default_factory=list)
+    status: str = ""
+    found: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "session": self.session,
+            "id": self.id,
+            "now": self.now,
+            "found": self.found,
+            "steps": [msgspec.to_builtins(step) for step in self.steps],
+            "status": self.status,
+        }
+
+
+def duration_text(ms: int) -> str:
+    """``0.250 s``, ``42 s``, ``3 min 20 s``, ``2 h 5 min``, ``3 d 4 h``."""
+    if ms < 10_000:
+        return f"{ms / 1000:.3f} s"
+    seconds = ms // 1000
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    days, hour = divmod(hours, 24)
+    if days:
+        return f"{days} d {hour} h"
+    if hours:
+        return f"{hours} h {minute} min"
+    if minutes:
+        return f"{minutes} min {second} s"
+    return f"{seconds} s"
+
+
+def rule_text(record: ScheduleRecord) -> str:
+    """The reminder's rule, as it was created."""
+    if isinstance(record, AfterSchedule):
+        return f"one-shot, {record.after_seconds} s after creation"
+    if isinstance(record, AtSchedule):
+        return "one-shot at a fixed instant"
+    if isinstance(record, EverySchedule):
+        return f"fixed-rate, every {record.every_seconds} s"
+    return (
+        f"calendar {record.cron!r} in {record.time_zone} "
+        f"(dst_gap {record.dst_gap}, dst_overlap {record.dst_overlap})"
+    )
+
+
+def _skipped(before: ScheduleRecord, occurrence_ms: int) -> int:
+    """Occurrences due before ``occurrence_ms`` that catch-up folded into it."""
+    if isinstance(before, EverySchedule):
+        target = parse_instant(before.scheduled_at)
+        return max(0, (occurrence_ms - target) // (before.every_seconds * 1000))
+    if isinstance(before, CalendarSchedule):
+        rule = parse_calendar(
+            {
+                "cron": before.cron,
+                "time_zone": before.time_zone,
+                "dst_gap": before.dst_gap,
+                "dst_overlap": before.dst_overlap,
+            }
+        )
+        if isinstance(rule, CalendarRule):  # it was judged when it was created
+            target = parse_instant(before.scheduled_at)
+            return count_occurrences(rule, target - 1, occurrence_ms - 1)
+    return 0
+
+
+class _Teller:
+    """Walks the owned events once, keeping the schedule state with the
+    core's ``evolve``, and notes each event that concerns ``schedule_id``."""
+
+    def __init__(self, story: Story) -> None:
+        self.story = story
+        self.id = story.id
+        self.state: State = EMPTY_STATE
+        self.before: ScheduleRecord | None = None  # the record as the last dispatch found it
+        self.keys: dict[str, int] = {}  # follow-up key -> the occurrence (ms) it holds for us
+        self.turns: dict[int, str] = {}  # turn input number -> follow-up key
+        self.done = "never created"
+
+    def add(self, event: SessionEvent, text: str, kind: str, **extra: object) -> None:
+        self.story.steps.append(Step(format_instant(event.time), kind, text, **extra))  # type: ignore[arg-type]
+
+    def change(self, event: SessionEvent, change: ScheduleChange) -> None:
+        before = self.state.get(self.id)
+        self.state = evolve(self.state, change)
+        match change:
+            case CreateChange(schedule=record) | CreateChangeV2(schedule=record) if (
+                record.id == self.id
+            ):
+                self.story.found = True
+                self.done = ""
+                self.add(
+                    event,
+                    f"{rule_text(record)}; first due {record.scheduled_at}",
+                    "created",
+                )
+            case DeleteChange(id=self.id):
+                self.done = f"deleted at {format_instant(event.time)}"
+                self.add(event, "by schedule_delete", "deleted")
+            case UpdateChange(id=self.id):
+                self.updated(event, change)
+            case DispatchChange(id=self.id):
+                self.before = before
+                if self.state.get(self.id) is None and not self.done:
+                    self.done = "finished: its last occurrence was dispatched"
+
+    def updated(self, event: SessionEvent, change: UpdateChange) -> None:
+        """A change in place: one step per thing that changed."""
+        if isinstance(change.prompt, str):
+            self.add(event, f"prompt changed to {change.prompt!r}", "updated")
+        moved = change.scheduled_at if isinstance(change.scheduled_at, str) else None
+        if change.paused is True:
+            self.add(event, "paused: it delivers nothing until it is resumed", "paused")
+        elif change.paused is False:
+            after = f"; next due {moved}" if moved else ""
+            self.add(
+                event, f"resumed (what fell due while paused is not replayed){after}", "resumed"
+            )
+        elif moved:
+            self.add(event, f"snoozed: next due {moved}", "snoozed")
+
+    def followup(self, event: SessionEvent) -> None:
+        message = decode_followup(event.data)
+        for occurrence in message.occurrences:
+            if occurrence.id != self.id:
+                continue
+            due = parse_instant(occurrence.occurrence_at)
+            self.keys[message.key] = due
+            before = self.before or self.state.get(self.id)
+            skipped = 0 if before is None else _skipped(before, due)
+            text = f"occurrence {occurrence.occurrence_at}; queued for delivery "
+            text += f"{duration_text(max(0, event.time - due))} after it fell due"
+            if skipped:
+                noun = "occurrence" if skipped == 1 else "occurrences"
+                text += f"; {skipped} earlier {noun} skipped by catch-up (one delivery for all)"
+            self.add(
+                event,
+                text,
+                "due",
+                occurrence_at=occurrence.occurrence_at,
+                late_ms=event.time - due,
+                skipped=skipped,
+            )
+            self.before = None
+
+    def delivered(self, event: SessionEvent, key: str, how: str) -> None:
+        due = self.keys.pop(key, None)
+        if due is None:
+            return
+        late = event.time - due
+        occurrence = format_instant(due)
+        self.add(
+            event,
+            f"{how}, {duration_text(max(0, late))} after it fell due",
+            "delivered",
+            occurrence_at=occurrence,
+            late_ms=late,
+        )
+
+    def failed(self, event: SessionEvent) -> None:
+        record = decode_followup_failed(event.data)
+        if record.key in self.keys:
+            self.add(
+                event,
+                f"refused (failure {record.attempt}): {record.error}; retried",
+                "handover_failed",
+                occurrence_at=format_instant(self.keys[record.key]),
+            )
+
+    def tell(self, events: tuple[SessionEvent, ...]) -> None:
+        for event in events:
+            if event.type == SCHEDULE_CHANGE:
+                self.change(event, decode_change(event.data))
+            elif event.type == FOLLOWUP:
+                self.followup(event)
+            elif event.type == DELIVERED:
+                self.delivered(event, decode_delivered(event.data), "to the host")
+            elif event.type == FOLLOWUP_FAILED:
+                self.failed(event)
+            elif event.type == TURN_INPUT:
+                turn = msgspec.json.decode(event.data, type=TurnInput)
+                if turn.key is not None and turn.key in self.keys:
+                    self.turns[turn.n] = turn.key
+                    self.delivered(event, turn.key, f"as the agent's turn #{turn.n}")
+            elif event.type == TURN:
+                done = msgspec.json.decode(event.data, type=TurnRecord).input
+                if done in self.turns:
+                    self.add(event, f"turn #{done} answered", "answered")
+                    del self.turns[done]
+
+
+def _status(teller: _Teller, now_ms: int) -> str:
+    record = teller.state.get(teller.id)
+    waiting = [format_instant(due) for due in teller.keys.values()]
+    pending = f"; not yet delivered: {', '.join(waiting)}" if waiting else ""
+    if record is None:
+        return (teller.done or "not active") + pending
+    if teller.state.is_paused(teller.id):
+        return f"paused: nothing is delivered until it is resumed{pending}"
+    target = parse_instant(record.scheduled_at)
+    if target <= now_ms:
+        return (
+            f"overdue since {record.scheduled_at}: no runtime has served this session "
+            f"since it fell due{pending}"
+        )
+    return f"active: next due {record.scheduled_at}{pending}"
+
+
+def reminder_story(parsed: ParsedSession, schedule_id: str, now_ms: int) -> Story:
+    """The story of ``schedule_id`` in one session (``found`` False when the
+    session never created it). Raises CorruptScheduleLog like ``fold``."""
+    owned = parsed.events[parsed.header.owned_from :]
+    fold(parsed.events, parsed.header.owned_from)  # a corrupt log is refused as a whole
+    story = Story(parsed.header.id, schedule_id, format_instant(now_ms))
+    teller = _Teller(story)
+    teller.tell(owned)
+    story.status = _status(teller, now_ms)
+    return story
