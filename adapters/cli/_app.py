@@ -111,6 +111,7 @@ def _database_sessions(path: str, schema: str, session_id: str | None) -> list[E
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def inspect(
     path: str,
+    *,
     session_id: str | None,
     schema: str,
     tz_name: str | None,
@@ -135,7 +136,10 @@ def inspect(
         return _unreachable(exc)
     if database is not None:
         if why_id is not None:
-            return why_found(database, path, why_id, now_ms, zone, as_json=as_json)
+            from tickler.adapters.cli._db_sessions import describe
+
+            named = describe(path, schema)  # never a DSN's password
+            return why_found(database, named, why_id, now_ms, zone, as_json=as_json)
         return inspect_found(database, now_ms, zone, as_json=as_json, single=session_id is not None)
     if why_id is not None:
         return why_paths(path, why_id, now_ms, zone, as_json=as_json)

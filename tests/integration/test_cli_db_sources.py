@@ -99,3 +99,30 @@ def test_a_schema_that_is_not_there_is_one_line_exit_2(pg_schema: PgSchema) -> N
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.count("\n") == 1
     assert "no tickler schema 'nope'" in done.stderr
+
+
+def test_inspect_why_tells_a_stored_reminders_story(written: Written) -> None:
+    # "stretch" (every 5 min) was dispatched and delivered once in alpha.
+    done = tickler(
+        "inspect", written.source, "--schema", written.schema, "--why", "schedule-2", "--json"
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    stories = json.loads(done.stdout)["stories"]
+    alpha = [story for story in stories if story["session"] == "alpha"]
+    assert len(alpha) == 1
+    kinds = [step["event"] for step in alpha[0]["steps"]]
+    assert kinds[0] == "created"
+    assert "delivered" in kinds
+    missing = tickler("inspect", written.source, "--schema", written.schema, "--why", "nope-9")
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1
+    assert "ever created a reminder 'nope-9'" in missing.stderr
+
+
+def test_inspect_why_never_prints_a_dsns_password(pg_schema: PgSchema) -> None:
+    asyncio.run(write_sessions("postgres", pg_schema.dsn, pg_schema.schema))
+    source = "postgresql://postgres:s3cret-pw@127.0.0.1:5432/test"
+    missing = tickler("inspect", source, "--schema", pg_schema.schema, "--why", "nope-9")
+    assert missing.returncode == 2, missing.stderr
+    assert "ever created a reminder 'nope-9'" in missing.stderr
+    assert "s3cret-pw" not in missing.stderr + missing.stdout
