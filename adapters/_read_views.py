@@ -16,7 +16,7 @@ from typing import Final
 import msgspec
 
 from tickler.core import SCHEDULE_CHANGE, SessionEvent, SessionHeader, decode_change, parse_instant
-from tickler.core._model import CreateChange
+from tickler.core._model import CalendarSchedule, CreateChange, CreateChangeV2, ScheduleRecord
 from tickler.shell._host import FollowUp
 from tickler.shell._loading import Loaded, load_session
 from tickler.shell._ports import NewEvent, Snapshot, StoreError
@@ -46,11 +46,11 @@ class ReminderView:
 
     session_id: str
     id: str
-    kind: str  # the core's kind: "after", "at", "every" (or "once", see ONE_SHOT)
+    kind: str  # the core's kind: "after", "at", "every", "calendar" (or "once", see ONE_SHOT)
     prompt: str
-    next_due_ms: int | None
-    time_zone: str | None  # the reminder's own zone; v1 records keep none
-    paused: bool  # no reminder can be paused yet
+    next_due_ms: int | None  # None while paused: a paused reminder is due never
+    time_zone: str | None  # a calendar rule's zone; v1 records keep none
+    paused: bool
     outbox: str  # "idle" | "pending" | "failing"
     failures: int  # failed hand-overs in a row of its pending follow-up
     last_delivery_ms: int | None
@@ -185,7 +185,7 @@ def _kinds(events: Sequence[SessionEvent]) -> dict[str, str]:
     for event in events:
         if event.type == SCHEDULE_CHANGE:
             change = decode_change(event.data)
-            if isinstance(change, CreateChange):
+            if isinstance(change, CreateChange | CreateChangeV2):
                 kinds[change.schedule.id] = change.schedule.kind
     return kinds
 
@@ -298,16 +298,25 @@ def _reminders(
     waiting = _waiting(outbox, failures)
     last = _last_delivered(deliveries)
 
-    def view(reminder_id: str, kind: str, prompt: str, due: int, state: _Waiting) -> ReminderView:
+    def view(
+        reminder_id: str,
+        kind: str,
+        prompt: str,
+        due: int,
+        state: _Waiting,
+        record: ScheduleRecord | None = None,
+    ) -> ReminderView:
         delivered = last.get(reminder_id)
+        paused = loaded.state.is_paused(reminder_id)
         return ReminderView(
             session_id=session_id,
             id=reminder_id,
             kind=kind,
             prompt=prompt,
-            next_due_ms=due,
-            time_zone=None,
-            paused=False,
+            next_due_ms=None if paused else due,
+            # A calendar rule keeps its zone; v1 records keep only an instant.
+            time_zone=record.time_zone if isinstance(record, CalendarSchedule) else None,
+            paused=paused,
             outbox=state.state,
             failures=state.failures,
             last_delivery_ms=None if delivered is None else delivered.delivered_ms,
@@ -318,7 +327,7 @@ def _reminders(
     for record in loaded.state.active:
         due = parse_instant(record.scheduled_at)
         state = waiting.get(record.id, _IDLE)
-        views.append(view(record.id, record.kind, record.prompt, due, state))
+        views.append(view(record.id, record.kind, record.prompt, due, state, record))
     # One-shots dispatched whose follow-up the host has not taken yet.
     shown = {record.id for record in loaded.state.active}
     kinds: dict[str, str] | None = None

@@ -98,3 +98,28 @@ def test_what_counts_as_a_dsn(tmp_path: Path) -> None:
     odd = tmp_path / "a=b"
     odd.mkdir()
     assert not is_dsn(str(odd))  # a folder of that name wins
+
+
+async def test_a_calendar_reminder_shows_its_zone_and_a_paused_one_is_due_never() -> None:
+    store = MemoryStore()
+    scribe = Scribe(await store.open("s2", created_at=T0))
+    calendar = {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin"}
+    await scribe.tool("schedule_create", {"prompt": "stand-up", "calendar": calendar}, T0)
+    await scribe.tool("schedule_create", {"prompt": "water", "every_seconds": 300}, T0)
+    await scribe.tool("schedule_update", {"id": "schedule-2", "paused": True}, T0 + 1)
+    events = list(scribe.log.events())
+    summary = summarize(SessionRows(scribe.log.header, None, events, events))
+    rows = {v.id: v for v in summary.reminders}
+    stand_up, water = rows["schedule-1"], rows["schedule-2"]
+    assert (stand_up.kind, stand_up.time_zone, stand_up.paused) == (
+        "calendar",
+        "Europe/Berlin",
+        False,
+    )
+    assert stand_up.next_due_ms is not None and stand_up.next_due_ms > T0
+    assert (water.kind, water.time_zone, water.paused, water.next_due_ms) == (
+        "every",
+        None,
+        True,
+        None,
+    )
