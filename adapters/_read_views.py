@@ -304,6 +304,7 @@ def _reminders(
         prompt: str,
         due: int,
         state: _Waiting,
+        *,
         record: ScheduleRecord | None = None,
     ) -> ReminderView:
         delivered = last.get(reminder_id)
@@ -327,7 +328,7 @@ def _reminders(
     for record in loaded.state.active:
         due = parse_instant(record.scheduled_at)
         state = waiting.get(record.id, _IDLE)
-        views.append(view(record.id, record.kind, record.prompt, due, state, record))
+        views.append(view(record.id, record.kind, record.prompt, due, state, record=record))
     # One-shots dispatched whose follow-up the host has not taken yet.
     shown = {record.id for record in loaded.state.active}
     kinds: dict[str, str] | None = None

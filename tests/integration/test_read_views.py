@@ -116,7 +116,8 @@ async def test_a_calendar_reminder_shows_its_zone_and_a_paused_one_is_due_never(
         "Europe/Berlin",
         False,
     )
-    assert stand_up.next_due_ms is not None and stand_up.next_due_ms > T0
+    assert stand_up.next_due_ms is not None
+    assert stand_up.next_due_ms > T0
     assert (water.kind, water.time_zone, water.paused, water.next_due_ms) == (
         "every",
         None,
