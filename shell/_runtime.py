@@ -332,7 +332,7 @@ class ScheduleRuntime:
             created_id = _created_id(result.value_or(None))
             if not self._commit(changes, now):
                 return Failure(INTERNAL_ERROR)
-            _telemetry.committed(operation, result.value_or(None))
+            _telemetry.committed(result.value_or(None))
             self._rearm(now)  # the change is live: it fires even if the barrier fails
             self._note_wake()
             try:

@@ -39,6 +39,7 @@ from tickler.core import (
     ScheduleError,
     State,
     parse_instant,
+    Updated,
     tool_catalog,
 )
 
@@ -183,8 +184,11 @@ class _Otel:
             description="Follow-ups appended but not yet taken, in the sessions this process runs.",
         )
         # Counted by the outcome's type: one place, for every surface.
-        # (schedule_update: add its outcome type here, with self.updated.)
-        self.by_outcome: dict[type, Counter] = {Created: self.created, Deleted: self.deleted}
+        self.by_outcome: dict[type, Counter] = {
+            Created: self.created,
+            Updated: self.updated,
+            Deleted: self.deleted,
+        }
         self.tools = frozenset(str(tool["name"]) for tool in tool_catalog())
         self.runtimes: weakref.WeakSet[Observed] = weakref.WeakSet()
 
@@ -322,17 +326,13 @@ def refused_call(session_id: str, tool: str, error: ScheduleError) -> None:
         call.refused(error)
 
 
-def committed(operation: str, outcome: object) -> None:
+def committed(outcome: object) -> None:
     """A tool's changes were appended (the reminder stands, even when the
     barrier after them fails): count them by the outcome's type."""
     otel = _otel
     if otel is None:
         return
     counter = otel.by_outcome.get(type(outcome))
-    if counter is None and operation == "update":
-        # schedule_update, counted by its operation until its outcome type
-        # is added to ``by_outcome`` above.
-        counter = otel.updated
     if counter is not None:
         counter.add(1)
 

@@ -239,15 +239,21 @@ async def test_the_typed_api_and_the_session_tools_are_traced_alike() -> None:
     ]
 
 
-def test_changes_are_counted_by_their_outcome_and_an_update_by_its_operation() -> None:
-    # The hook for schedule_update: counted by its operation until its
-    # outcome type joins the table keyed by outcome types.
+async def test_an_update_that_changes_something_is_counted_once() -> None:
     with readings() as otel:
-        _telemetry.committed("update", object())
-        _telemetry.committed("list", object())  # nothing of its own
-        _telemetry.committed("delete", Deleted("schedule-1"))
-        metrics = otel.metrics()
-    assert metrics["tickler.reminders.updated"].value == 1
+        async with rig() as r:
+            assert (await r.create(prompt="a", every_seconds=300))["id"] == "schedule-1"
+            paused = await r.tool("schedule_update", {"id": "schedule-1", "paused": True})
+            assert paused["state"] == "paused"
+            # Nothing differs: no change is appended, nothing counted.
+            again = await r.tool("schedule_update", {"id": "schedule-1", "paused": True})
+            assert again["state"] == "paused"
+            missing = await r.tool("schedule_update", {"id": "schedule-9", "prompt": "x"})
+            assert missing["code"] == "schedule_not_found"
+            renamed = await r.tool("schedule_update", {"id": "schedule-1", "prompt": "b"})
+            assert renamed["prompt"] == "b"
+            metrics = otel.metrics()
+    assert metrics["tickler.reminders.updated"].value == 2
     assert metrics["tickler.reminders.updated"].unit == "{reminder}"
-    assert metrics["tickler.reminders.deleted"].value == 1
-    assert "tickler.reminders.created" not in metrics
+    assert metrics["tickler.reminders.created"].value == 1
+    assert "tickler.reminders.deleted" not in metrics
