@@ -38,8 +38,8 @@ from tickler.core import (
     NotFound,
     ScheduleError,
     State,
-    parse_instant,
     Updated,
+    parse_instant,
     tool_catalog,
 )
 

@@ -21,8 +21,6 @@ from opentelemetry.trace import StatusCode
 
 from tickler.adapters.cli._jsonlog import JsonFormatter
 from tickler.adapters.stores._memory import MemoryStore
-from tickler.core import Deleted
-from tickler.shell import _telemetry
 from tickler.shell._clock import VirtualClock
 from tickler.shell._session import ScheduleError, open_session
 from tickler.shell._timers import TimerHeap
