@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -135,6 +136,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the mutants whose name contains this text")
     args = parser.parse_args()
+    # A SIGTERM ends the run through SystemExit, so the mutated file is put
+    # back by run()'s finally (without this, kill left the mutant in core/).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     survivors = 0
     for mutant in MUTANTS:
         if args.only and args.only not in mutant.name:
