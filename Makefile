@@ -19,7 +19,9 @@ QUIET_BANNER := PYTHONWARNINGS='ignore:Editable installation'
 $(VENV)/.installed: $(SRC)
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), sys.version' 2>/dev/null \
 	  || { echo "tickler needs Python 3.11 or newer as $(PY) (make PY=python3.12 ...)"; exit 2; }
-	@test -x $(BIN)/python || { echo "make: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV); }
+	@# A venv cut short (Ctrl-C while it was made) has a python but no pip: made again.
+	@$(BIN)/python -m pip --version >/dev/null 2>&1 \
+	  || { echo "make: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV) --clear; }
 	@echo "make: installing tickler with every extra and the dev tools into $(VENV)" \
 	  "$(if $(PIP_QUIET),(again, quietly: the sources changed),(about a minute the first time))"
 	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"

@@ -106,3 +106,20 @@ def test_install_shows_progress_hides_the_banner_and_keeps_errors(tmp_path: Path
     assert failed.returncode != 0
     assert "ERROR: the build failed" in failed.stderr
     assert "make: done" not in failed.stdout
+
+
+def test_a_venv_cut_short_without_pip_is_made_again(tmp_path: Path) -> None:
+    py, venv = _stand_ins(tmp_path)
+    # What an interrupted `python -m venv` leaves: a python, no pip in it.
+    (venv / "bin").mkdir(parents=True)
+    _script(
+        venv / "bin" / "python",
+        "#!/bin/sh\n"
+        'if [ "$1" = -m ] && [ "$2" = pip ]; then echo "No module named pip" >&2; exit 1; fi\n'
+        "exit 0\n",
+    )
+    done = _make(tmp_path, "install", f"PY={py}", f"VENV={venv}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == f"make: creating {venv} with {py}"
+    install = [line for line in (tmp_path / "pip.log").read_text().splitlines() if " -e " in line]
+    assert len(install) == 1
