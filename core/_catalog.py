@@ -155,8 +155,20 @@ _CATALOG: Final[list[dict[str, Any]]] = [
 ]
 
 
-def _calendar_view() -> JsonSchema:
+def _previews() -> JsonSchema:
+    """``nextOccurrences`` (extended views of recurring reminders)."""
     preview = _closed({"utc": {"type": "string"}, "local": {"type": "string"}})
+    return {"type": "array", "items": preview, "maxItems": 3}
+
+
+def _with_previews(view: JsonSchema) -> JsonSchema:
+    out = copy.deepcopy(view)
+    out["properties"]["nextOccurrences"] = _previews()
+    out["required"].append("nextOccurrences")
+    return out
+
+
+def _calendar_view() -> JsonSchema:
     calendar = _closed(
         {
             "cron": {"type": "string"},
@@ -174,7 +186,7 @@ def _calendar_view() -> JsonSchema:
             "scheduledAt": {"type": "string"},
             "state": {"type": "string", "enum": ["scheduled", "overdue"]},
             "deliveryMode": _const(DELIVERY_MODE),
-            "nextOccurrences": {"type": "array", "items": preview, "maxItems": 3},
+            "nextOccurrences": _previews(),
         }
     )
 
@@ -187,7 +199,9 @@ def _paused(view: JsonSchema) -> JsonSchema:
 
 
 def _extended_catalog() -> list[dict[str, Any]]:
-    view = {"oneOf": [_paused(v) for v in (*_VIEW["oneOf"], _calendar_view())]}
+    after, at, every = _VIEW["oneOf"]
+    views = (after, at, _with_previews(every), _calendar_view())
+    view = {"oneOf": [_paused(v) for v in views]}
     ops = EXTENDED_OPERATIONS
     not_found = _closed(
         {"id": {"type": "string"}, "updated": _const(False), "code": _const("schedule_not_found")}

@@ -87,7 +87,28 @@ def decide(
     a new target, and a fixed-rate batch. Every rule is the rulebook's
     (:mod:`tickler.core._rules`); a command built by hand is judged as fully
     as one from :func:`~tickler.core._commands.parse_tool_call`. The
-    ``reference`` profile refuses what only the extended profile offers."""
+    ``reference`` profile refuses what only the extended profile offers;
+    the extended one marks its views to show fixed-rate previews."""
+    changes, result = _decide(state, command, now, profile)
+    if profile == "extended":
+        return changes, result.map(_with_previews)
+    return changes, result
+
+
+def _with_previews(outcome: Outcome) -> Outcome:
+    """The extended profile's views: each shows its next occurrences."""
+    match outcome:
+        case Created(view=shown):
+            return Created(msgspec.structs.replace(shown, previews=True))
+        case Updated(view=shown):
+            return Updated(msgspec.structs.replace(shown, previews=True))
+        case Listed(views=views):
+            return Listed(tuple(msgspec.structs.replace(v, previews=True) for v in views))
+        case _:
+            return outcome
+
+
+def _decide(state: State, command: Command, now: int, profile: Profile) -> Decision:
     match command:
         case CreateCalendar() if profile == "reference":
             return (), Failure(error("invalid_selector", Msg.SELECTOR))

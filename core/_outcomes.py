@@ -17,6 +17,9 @@ class ScheduleView(msgspec.Struct, frozen=True):
 
     record: ScheduleRecord
     state: ViewState
+    # Set by ``decide`` in the extended profile: a fixed-rate reminder then
+    # shows its next occurrences too (the v1 texts have no such field).
+    previews: bool = False
 
 
 class Created(msgspec.Struct, frozen=True):

@@ -15,7 +15,7 @@ from tickler.core._codec import record_fields_json
 from tickler.core._errors import ScheduleError
 from tickler.core._instant import format_instant, parse_instant
 from tickler.core._jstext import js_string
-from tickler.core._model import CalendarSchedule
+from tickler.core._model import CalendarSchedule, EverySchedule
 from tickler.core._outcomes import (
     DELIVERY_MODE,
     Created,
@@ -30,6 +30,18 @@ from tickler.core._outcomes import (
 )
 
 PREVIEW_COUNT = 3
+# A fixed-rate reminder has no zone: its "local" preview is the UTC wall time.
+_FIXED_RATE_ZONE = "UTC"
+
+
+def previews_json(time_zone: str, instants: tuple[int, ...]) -> str:
+    """``nextOccurrences``: each instant in UTC (like ``scheduledAt``) and as
+    the wall time in ``time_zone`` with its offset."""
+    items = ",".join(
+        f'{{"utc":"{format_instant(at)}","local":"{local_time_text(time_zone, at)}"}}'
+        for at in instants
+    )
+    return f'"nextOccurrences":[{items}]'
 
 
 def calendar_view_json(view: ScheduleView) -> str:
@@ -44,26 +56,31 @@ def calendar_view_json(view: ScheduleView) -> str:
     assert not isinstance(rule, rules.Breach)  # judged when it was created
     target = parse_instant(record.scheduled_at)
     instants = (target, *next_occurrences(rule, target, PREVIEW_COUNT - 1))
-    previews = ",".join(
-        f'{{"utc":"{format_instant(at)}","local":"{local_time_text(record.time_zone, at)}"}}'
-        for at in instants
-    )
     return (
         f'{{"id":{js_string(record.id)},"kind":"calendar","prompt":{js_string(record.prompt)},'
         f'"calendar":{{"cron":{js_string(record.cron)},"time_zone":{js_string(record.time_zone)},'
         f'"dst_gap":"{record.dst_gap}","dst_overlap":"{record.dst_overlap}"}},'
         f'"scheduledAt":"{record.scheduled_at}","state":"{view.state}",'
-        f'"deliveryMode":"{DELIVERY_MODE}","nextOccurrences":[{previews}]}}'
+        f'"deliveryMode":"{DELIVERY_MODE}",{previews_json(record.time_zone, instants)}}}'
     )
+
+
+def every_previews(record: EverySchedule) -> tuple[int, ...]:
+    """The next occurrences on a fixed-rate reminder's lattice: its target,
+    then one interval apart (paused or not, like a calendar reminder's)."""
+    target = parse_instant(record.scheduled_at)
+    return rules.lattice_points(target, record.every_seconds, PREVIEW_COUNT)
 
 
 def view_json(view: ScheduleView) -> str:
     if isinstance(view.record, CalendarSchedule):
         return calendar_view_json(view)
-    return (
-        f'{record_fields_json(view.record)},"state":"{view.state}",'
-        f'"deliveryMode":"{DELIVERY_MODE}"}}'
+    text = (
+        f'{record_fields_json(view.record)},"state":"{view.state}","deliveryMode":"{DELIVERY_MODE}"'
     )
+    if view.previews and isinstance(view.record, EverySchedule):
+        text += "," + previews_json(_FIXED_RATE_ZONE, every_previews(view.record))
+    return text + "}"
 
 
 def error_json(err: ScheduleError) -> str:

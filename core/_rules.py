@@ -422,6 +422,15 @@ def occurrence_rule(
     return occurrence, (following if following <= MAX_INSTANT_MS else None)
 
 
+def lattice_points(target: int, every_seconds: int, count: int) -> tuple[int, ...]:
+    """The next ``count`` points of a fixed-rate series from its target
+    (``target + k * interval``), fewer where it ends past year 9999 (as
+    :func:`occurrence_rule`'s does): what a preview shows."""
+    interval = every_seconds * 1000
+    points = (target + k * interval for k in range(count))
+    return tuple(at for at in points if at <= MAX_INSTANT_MS)
+
+
 # -- what each path shows -----------------------------------------------------
 
 
