@@ -171,7 +171,7 @@ UPDATE_DESCRIPTION: Final = (
     "(new text), paused (true: deliver nothing until resumed; false: resume, waiting for the "
     "next occurrence without replaying what fell due while paused), snooze_seconds (move the "
     "next occurrence, or a one-shot's time, to now plus that many seconds; later occurrences "
-    "stay on the rule; not for every_seconds reminders). Set what you do not change to null. "
+    "stay on the rule). Set what you do not change to null. "
     'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600}. '
     "Unknown or finished ids return updated false."
 )

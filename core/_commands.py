@@ -185,7 +185,7 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
         command = msgspec.structs.replace(command, paused=paused)
     if "snooze_seconds" in keys:
         value = args["snooze_seconds"]
-        seconds = snooze_rule(None, value if is_json_number(value) else None)
+        seconds = snooze_rule(value if is_json_number(value) else None)
         if isinstance(seconds, Breach):
             return Failure(tool_error(seconds))
         command = msgspec.structs.replace(command, snooze_seconds=seconds)

@@ -66,6 +66,7 @@ from tickler.core._rules import (
     paused_rule,
     request_id_breach,
     snooze_rule,
+    snoozed_step,
     target_breach,
     tool_calendar,
     tool_error,
@@ -132,17 +133,23 @@ def _decide(state: State, command: Command, now: int, profile: Profile) -> Decis
 
 
 def _view(state: State, record: ScheduleRecord, now: int) -> ScheduleView:
+    lattice = state.lattice(record.id)
     if state.is_paused(record.id):
-        return ScheduleView(record, "paused")
-    return view(record, now)
+        return ScheduleView(record, "paused", lattice=lattice)
+    return ScheduleView(record, view_state(record, now), lattice=lattice)
 
 
-def _resumed_target(record: ScheduleRecord, target: int, now: int) -> int:
+def _resumed_target(record: ScheduleRecord, target: int, now: int, lattice: int | None) -> int:
     """A recurring reminder resumed after its target: the first occurrence
-    after ``now`` (what fell due while paused is not replayed). A one-shot,
-    or a target still ahead, stays."""
+    after ``now`` (what fell due while paused is not replayed; a snoozed
+    fixed-rate series continues on its lattice from ``lattice``). A
+    one-shot, or a target still ahead, stays."""
     if target > now:
         return target
+    if lattice is not None:
+        if lattice > now:
+            return lattice
+        target = lattice
     if isinstance(record, CalendarSchedule):
         rule = calendar_fields_rule(
             record.cron, record.time_zone, record.dst_gap, record.dst_overlap
@@ -181,7 +188,7 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
             return (), Failure(tool_error(read))
         paused = read
     if command.snooze_seconds is not UNSET:
-        seconds = snooze_rule(record, command.snooze_seconds)
+        seconds = snooze_rule(command.snooze_seconds)
         if isinstance(seconds, Breach):
             return (), Failure(tool_error(seconds))
         breach = target_breach(now + seconds * 1000, now)
@@ -189,7 +196,7 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
             return (), Failure(tool_error(breach))
         target = now + seconds * 1000
     elif was_paused and not paused:
-        target = _resumed_target(record, target, now)
+        target = _resumed_target(record, target, now, state.lattice(command.id))
     change = UpdateChange(id=command.id)
     if prompt is not None and prompt != record.prompt:
         change = msgspec.structs.replace(change, prompt=prompt)
@@ -354,6 +361,14 @@ def _every_batch(state: State, now: int) -> Decision:
             skipped.append(caught.skipped)
             continue
         assert isinstance(record, EverySchedule)
+        lattice = state.lattice(schedule_id)
+        if lattice is not None:  # a snoozed target, then its lattice
+            snoozed = snoozed_step(active.target, lattice, record.every_seconds, now)
+            if isinstance(snoozed, Breach):  # the clock is outside years 0001-9999
+                return (), Failure(tool_error(snoozed))
+            skipped.append(snoozed[1])
+            occurrences.append(Occurrence(schedule_id, format_instant(snoozed[0]), record.prompt))
+            continue
         step = lattice_rule(active.target, record.every_seconds, now)
         if isinstance(step, Breach):  # the clock is outside years 0001-9999
             return (), Failure(tool_error(step))

@@ -91,10 +91,6 @@ class Msg:
     SNOOZE_SECONDS: Final = (
         "snooze_seconds must be a whole number of seconds, at least 1, e.g. 600."
     )
-    SNOOZE_EVERY: Final = (
-        "snooze_seconds applies to after, at and calendar reminders; an every_seconds reminder "
-        "keeps its interval: pause it, or delete it and create one at the new time."
-    )
     REQUEST_ID: Final = (
         "request_id must be a non-empty string without surrounding whitespace, at most 200 "
         'characters, e.g. "call-7f3a"; send the same one when you retry the same call.'

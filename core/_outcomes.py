@@ -20,6 +20,9 @@ class ScheduleView(msgspec.Struct, frozen=True):
     # Set by ``decide`` in the extended profile: a fixed-rate reminder then
     # shows its next occurrences too (the v1 texts have no such field).
     previews: bool = False
+    # A fixed-rate reminder snoozed off its lattice: the lattice point its
+    # series continues at after the snoozed target (State.lattice).
+    lattice: int | None = None
 
 
 class Created(msgspec.Struct, frozen=True):

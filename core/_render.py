@@ -65,11 +65,12 @@ def calendar_view_json(view: ScheduleView) -> str:
     )
 
 
-def every_previews(record: EverySchedule) -> tuple[int, ...]:
+def every_previews(record: EverySchedule, lattice: int | None = None) -> tuple[int, ...]:
     """The next occurrences on a fixed-rate reminder's lattice: its target,
-    then one interval apart (paused or not, like a calendar reminder's)."""
+    then one interval apart (a snoozed target: then its lattice from
+    ``lattice``; paused or not, like a calendar reminder's)."""
     target = parse_instant(record.scheduled_at)
-    return rules.lattice_points(target, record.every_seconds, PREVIEW_COUNT)
+    return rules.lattice_points(target, record.every_seconds, PREVIEW_COUNT, lattice)
 
 
 def view_json(view: ScheduleView) -> str:
@@ -79,7 +80,7 @@ def view_json(view: ScheduleView) -> str:
         f'{record_fields_json(view.record)},"state":"{view.state}","deliveryMode":"{DELIVERY_MODE}"'
     )
     if view.previews and isinstance(view.record, EverySchedule):
-        text += "," + previews_json(_FIXED_RATE_ZONE, every_previews(view.record))
+        text += "," + previews_json(_FIXED_RATE_ZONE, every_previews(view.record, view.lattice))
     return text + "}"
 
 

@@ -88,11 +88,9 @@ class Breach(enum.Enum):
     REQUEST_OTHER_ARGS = "request_other_args"  # a tool call: the id, other arguments
     # updates in place (v2)
     UPDATE_INACTIVE = "update_inactive"  # an update of an id that is not active
-    UPDATE_OFF_LATTICE = "update_off_lattice"  # a fixed-rate target moved off its lattice
     DISPATCH_PAUSED = "dispatch_paused"  # a dispatch of a paused reminder
     PAUSED_NOT_BOOLEAN = "paused_not_boolean"  # paused is not true or false
     SNOOZE_SECONDS = "snooze_seconds"  # not a safe integer of at least 1
-    SNOOZE_EVERY = "snooze_every"  # a snooze of a fixed-rate reminder
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -327,26 +325,51 @@ def is_occurrence(rule: CalendarRule, instant: int) -> bool:
     return count_occurrences(rule, instant - 1, instant) == 1
 
 
-def update_target_breach(record: ScheduleRecord, old_target: int, new_target: int) -> Breach | None:
-    """A fixed-rate record's target moves along its lattice only (a resume);
-    other records' targets may move anywhere (a snooze)."""
-    if type(record) is EverySchedule and (new_target - old_target) % (record.every_seconds * 1000):
-        return Breach.UPDATE_OFF_LATTICE
-    return None
+def snoozed_lattice(record: ScheduleRecord, lattice: int, moved: int) -> int | None:
+    """A fixed-rate record's target moved to ``moved`` (a snooze, or a
+    resume): the first point of its lattice (the one through ``lattice``)
+    after ``moved``, which its series continues with, or None when ``moved``
+    is on the lattice (or the record is not fixed-rate: only a fixed-rate
+    series keeps a phase apart from its target). Derived on every path from
+    the logged target alone, so the log need not carry it."""
+    if type(record) is not EverySchedule:
+        return None
+    interval = record.every_seconds * 1000
+    if (moved - lattice) % interval == 0:
+        return None
+    return lattice + ((moved - lattice) // interval + 1) * interval
+
+
+def snoozed_step(
+    target: int, lattice: int, every_seconds: int, accepted_ms: int
+) -> tuple[int, int, int | None] | Breach:
+    """A dispatch, accepted at ``accepted_ms``, of a fixed-rate record whose
+    target was snoozed off its lattice (``lattice``: the lattice point after
+    it): the occurrence delivered (the latest lattice point by then, else the
+    snoozed target), how many more it stands for, and the next target (None
+    past year 9999: the series ends), or the breach."""
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+        return Breach.ACCEPTED_OUT_OF_RANGE
+    if accepted_ms < target:
+        return Breach.DISPATCH_PRECEDES
+    if accepted_ms < lattice:
+        return target, 0, (lattice if lattice <= MAX_INSTANT_MS else None)
+    interval = every_seconds * 1000
+    step = occurrence_rule(lattice, interval, accepted_ms)
+    assert not isinstance(step, Breach)  # accepted_ms >= lattice
+    return step[0], (step[0] - lattice) // interval + 1, step[1]
 
 
 def paused_rule(paused: object) -> bool | Breach:
     return paused if type(paused) is bool else Breach.PAUSED_NOT_BOOLEAN
 
 
-def snooze_rule(record: ScheduleRecord | None, seconds: object) -> int | Breach:
-    """``snooze_seconds``: a safe integer of at least 1, for a one-shot or a
-    calendar reminder (a fixed-rate one keeps its lattice)."""
+def snooze_rule(seconds: object) -> int | Breach:
+    """``snooze_seconds``: a safe integer of at least 1 (any reminder: a
+    fixed-rate one keeps its lattice, see :func:`snoozed_lattice`)."""
     value = seconds if type(seconds) is int else safe_integer(seconds)
     if value is None or not 1 <= value <= MAX_SAFE_INTEGER:
         return Breach.SNOOZE_SECONDS
-    if type(record) is EverySchedule:
-        return Breach.SNOOZE_EVERY
     return value
 
 
@@ -422,13 +445,19 @@ def occurrence_rule(
     return occurrence, (following if following <= MAX_INSTANT_MS else None)
 
 
-def lattice_points(target: int, every_seconds: int, count: int) -> tuple[int, ...]:
-    """The next ``count`` points of a fixed-rate series from its target
-    (``target + k * interval``), fewer where it ends past year 9999 (as
+def lattice_points(
+    target: int, every_seconds: int, count: int, lattice: int | None = None
+) -> tuple[int, ...]:
+    """The next ``count`` occurrences of a fixed-rate series from its target
+    (``target + k * interval``; a snoozed target is followed by its lattice
+    from ``lattice`` on), fewer where it ends past year 9999 (as
     :func:`occurrence_rule`'s does): what a preview shows."""
     interval = every_seconds * 1000
-    points = (target + k * interval for k in range(count))
-    return tuple(at for at in points if at <= MAX_INSTANT_MS)
+    if lattice is None:
+        points = [target + k * interval for k in range(count)]
+    else:
+        points = [target, *(lattice + k * interval for k in range(count - 1))]
+    return tuple(at for at in points[:count] if at <= MAX_INSTANT_MS)
 
 
 # -- what each path shows -----------------------------------------------------
@@ -492,7 +521,6 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     ),
     Breach.CALENDAR_OFF_RULE: "calendar scheduledAt must be an occurrence of its rule",
     Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
-    Breach.UPDATE_OFF_LATTICE: "every update must keep scheduledAt on its interval",
     Breach.PAUSED_NOT_BOOLEAN: "schedule update paused must be true or false",
     Breach.REQUEST_ID: (
         "schedule create requestId must be a non-empty string without surrounding "
@@ -536,7 +564,6 @@ _TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
     Breach.NOT_FUTURE: error("not_future", Msg.NOT_FUTURE),
     Breach.PAUSED_NOT_BOOLEAN: error("invalid_rule", Msg.PAUSED),
     Breach.SNOOZE_SECONDS: error("invalid_rule", Msg.SNOOZE_SECONDS),
-    Breach.SNOOZE_EVERY: error("invalid_rule", Msg.SNOOZE_EVERY),
     Breach.REQUEST_ID: error("invalid_rule", Msg.REQUEST_ID),
     Breach.REQUEST_OTHER_ARGS: error("invalid_rule", Msg.REQUEST_OTHER_ARGS),
 }
@@ -575,9 +602,10 @@ __all__ = [
     "request_reuse_breach",
     "reuse_breach",
     "snooze_rule",
+    "snoozed_lattice",
+    "snoozed_step",
     "target_breach",
     "tool_calendar",
     "tool_error",
     "tool_prompt",
-    "update_target_breach",
 ]

@@ -29,6 +29,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleRecord,
 )
+from tickler.core._rules import snoozed_lattice
 from tickler.core._seen import SeenIds
 from tickler.core._sortedkeys import DueKey, SortedKeys
 from tickler.core._state import Entry, State, entry
@@ -41,9 +42,12 @@ _Row = tuple[int, int, str, str, int, str]
 
 class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     """Version 2 adds ``calendars`` (a calendar row's rule: cron, zone, gap,
-    overlap, by id); a version-1 image (none) still loads."""
+    overlap, by id); version 3, written only when there are any, adds
+    ``lattices`` (a snoozed fixed-rate row's next lattice point, by id), so
+    an older reader, which would drop them, refuses the image and folds the
+    log instead. Versions 1 and 2 still load."""
 
-    version: Literal[1, 2] = 2
+    version: Literal[1, 2, 3] = 2
     created: int
     seen_contiguous: int
     seen_others: list[str]
@@ -51,6 +55,7 @@ class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     calendars: dict[str, tuple[str, str, str, str]] = {}
     paused: list[str] = []
     requests: dict[str, str] = {}  # request id -> its create change's JSON text
+    lattices: dict[str, int] = {}
 
 
 _DECODER: Final = msgspec.json.Decoder(StateImage)
@@ -110,6 +115,7 @@ def _record(row: _Row, calendars: dict[str, tuple[str, str, str, str]]) -> Sched
 def encode_state(state: State) -> bytes:
     seen = state.seen_ids
     image = StateImage(
+        version=3 if state.lattices else 2,
         created=state.created,
         seen_contiguous=seen.contiguous,
         seen_others=sorted(seen.others),
@@ -121,11 +127,23 @@ def encode_state(state: State) -> bytes:
         },
         paused=sorted(state.paused),
         requests={key: change_json(change) for key, change in sorted(state.requests.items())},
+        lattices=dict(sorted(state.lattices.items())),
     )
     try:
         return _ENCODER.encode(image)
     except UnicodeEncodeError:  # a lone surrogate: see the module docstring
         return json.dumps(msgspec.to_builtins(image), separators=(",", ":")).encode()
+
+
+def _check_lattices(lattices: dict[str, int], entries: dict[str, Entry]) -> None:
+    """Each snoozed row is an active fixed-rate one, and its lattice point
+    the one after its target."""
+    for schedule_id, lattice in lattices.items():
+        snoozed = entries.get(schedule_id)
+        if snoozed is None or not isinstance(snoozed.record, EverySchedule):
+            raise SnapshotError(f"lattice of {schedule_id}, not an active fixed-rate id")
+        if snoozed_lattice(snoozed.record, lattice, snoozed.target) != lattice:
+            raise SnapshotError(f"lattice of {schedule_id} is not the point after its target")
 
 
 def decode_state(data: bytes) -> State:
@@ -153,6 +171,7 @@ def decode_state(data: bytes) -> State:
         requests[request_id] = change
     if not paused <= entries.keys():
         raise SnapshotError("a paused id is not active")
+    _check_lattices(image.lattices, entries)
     for active in entries.values():
         if active.record.id in paused:
             continue
@@ -167,4 +186,5 @@ def decode_state(data: bytes) -> State:
         SortedKeys.from_sorted(everies),
         paused,
         pmap(requests),
+        pmap(image.lattices),
     )

@@ -56,7 +56,8 @@ from tickler.core._rules import (
     request_id_breach,
     request_reuse_breach,
     reuse_breach,
-    update_target_breach,
+    snoozed_lattice,
+    snoozed_step,
 )
 from tickler.core._seen import SeenBuilder, SeenIds
 from tickler.core._session import SessionEvent
@@ -84,6 +85,7 @@ def entry(order: int, record: ScheduleRecord) -> Entry:
 
 _NO_PAUSED: Final[PSet[str]] = pset()
 _NO_REQUESTS: Final[PMap[str, CreateChangeV2]] = pmap()
+_NO_LATTICES: Final[PMap[str, int]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,9 @@ class State:
     ``seen_ids`` holds every id ever created; ``created`` counts creates;
     ``paused`` holds the active ids that are paused (in no due index);
     ``requests`` maps each request id ever used to its create (for the life
-    of the log: a retry is answered from it).
+    of the log: a retry is answered from it); ``lattices`` maps each active
+    fixed-rate id whose target was snoozed off its lattice to the lattice
+    point after that target (its series continues there).
     """
 
     entries: LayeredMap[Entry]
@@ -105,9 +109,15 @@ class State:
     everies: SortedKeys
     paused: PSet[str] = _NO_PAUSED
     requests: PMap[str, CreateChangeV2] = _NO_REQUESTS
+    lattices: PMap[str, int] = _NO_LATTICES
 
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.paused
+
+    def lattice(self, schedule_id: str) -> int | None:
+        """The lattice point a snoozed fixed-rate series continues at, or
+        None (the record's target is on its lattice)."""
+        return self.lattices.get(schedule_id)
 
     @property
     def active(self) -> tuple[ScheduleRecord, ...]:
@@ -135,7 +145,8 @@ class _Book(Protocol):
     def replace(self, entry: Entry, moved: Entry) -> None: ...
     def remove(self, entry: Entry) -> None: ...
     def is_paused(self, schedule_id: str) -> bool: ...
-    def update(self, entry: Entry, changed: Entry, paused: bool) -> None: ...
+    def lattice(self, schedule_id: str) -> int | None: ...
+    def update(self, entry: Entry, changed: Entry, paused: bool, lattice: int | None) -> None: ...
 
 
 def _broken(breach: Breach, change_id: str = "", kind: str = "") -> CorruptScheduleLog:
@@ -206,8 +217,10 @@ class _Requests:
 
 def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
     """A change in place: the prompt, paused or not, the target (a fixed-rate
-    one along its lattice only)."""
+    series keeps its lattice: a target moved off it is followed by the
+    lattice point after it)."""
     record, target = entry.record, entry.target
+    lattice = book.lattice(record.id)
     if not isinstance(change.prompt, UnsetType):
         breach = prompt_breach(change.prompt)
         if breach is not None:
@@ -217,9 +230,7 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         moved = instant_rule(change.scheduled_at)
         if isinstance(moved, Breach):
             raise _broken(moved)
-        off = update_target_breach(entry.record, entry.target, moved)
-        if off is not None:
-            raise _broken(off)
+        lattice = snoozed_lattice(record, entry.target if lattice is None else lattice, moved)
         record = msgspec.structs.replace(record, scheduled_at=change.scheduled_at)
         target = moved
     paused = book.is_paused(record.id)
@@ -228,7 +239,7 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         if isinstance(read, Breach):
             raise _broken(read)
         paused = read
-    book.update(entry, Entry(entry.order, record, target), paused)
+    book.update(entry, Entry(entry.order, record, target), paused, lattice)
 
 
 def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
@@ -245,8 +256,14 @@ def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
     if isinstance(accepted_ms, Breach):
         raise _broken(accepted_ms)
     following: int | None
+    lattice = book.lattice(record.id)
     if isinstance(record, CalendarSchedule):
         following = _calendar_next(record, entry.target, accepted_ms)
+    elif lattice is not None:
+        snoozed = snoozed_step(entry.target, lattice, record.every_seconds, accepted_ms)
+        if isinstance(snoozed, Breach):
+            raise _broken(snoozed)
+        following = snoozed[2]
     else:
         step = lattice_rule(entry.target, record.every_seconds, accepted_ms)
         if isinstance(step, Breach):
@@ -291,6 +308,9 @@ class _PersistentBook:
     def requested(self, request_id: str) -> bool:
         return request_id in self.state.requests
 
+    def lattice(self, schedule_id: str) -> int | None:
+        return self.state.lattices.get(schedule_id)
+
     def _index(
         self, entry: Entry, add: bool, indexes: tuple[SortedKeys, SortedKeys] | None = None
     ) -> tuple[SortedKeys, SortedKeys]:
@@ -325,6 +345,7 @@ class _PersistentBook:
             everies,
             s.paused,
             requests,
+            s.lattices,
         )
 
     def remove(self, entry: Entry) -> None:
@@ -339,17 +360,24 @@ class _PersistentBook:
             everies,
             s.paused.discard(schedule_id),
             s.requests,
+            s.lattices.discard(schedule_id),
         )
 
     def replace(self, old: Entry, moved: Entry) -> None:
-        self.update(old, moved, self.is_paused(old.record.id))
+        """A dispatch's move: onto the lattice."""
+        self.update(old, moved, self.is_paused(old.record.id), None)
 
-    def update(self, entry: Entry, changed: Entry, paused: bool) -> None:
+    def update(self, entry: Entry, changed: Entry, paused: bool, lattice: int | None) -> None:
         s = self.state
         indexes = self._index(entry, add=False)
         if not paused:
             indexes = self._index(changed, add=True, indexes=indexes)
         schedule_id = changed.record.id
+        lattices = (
+            s.lattices.discard(schedule_id)
+            if lattice is None
+            else s.lattices.set(schedule_id, lattice)
+        )
         self.state = State(
             s.entries.set(schedule_id, changed),
             s.seen_ids,
@@ -357,13 +385,14 @@ class _PersistentBook:
             *indexes,
             s.paused.add(schedule_id) if paused else s.paused.discard(schedule_id),
             s.requests,
+            lattices,
         )
 
 
 class _FoldBook:
     """Applies rules to plain dicts; frozen into a ``State`` once at the end."""
 
-    __slots__ = ("created", "entries", "paused", "requests", "seen_ids")
+    __slots__ = ("created", "entries", "lattices", "paused", "requests", "seen_ids")
 
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
@@ -371,6 +400,10 @@ class _FoldBook:
         self.created = 0
         self.paused: set[str] = set()
         self.requests: dict[str, CreateChangeV2] = {}
+        self.lattices: dict[str, int] = {}
+
+    def lattice(self, schedule_id: str) -> int | None:
+        return self.lattices.get(schedule_id)
 
     def requested(self, request_id: str) -> bool:
         return request_id in self.requests
@@ -378,12 +411,17 @@ class _FoldBook:
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.paused
 
-    def update(self, entry: Entry, changed: Entry, paused: bool) -> None:
-        self.entries[changed.record.id] = changed
+    def update(self, entry: Entry, changed: Entry, paused: bool, lattice: int | None) -> None:
+        schedule_id = changed.record.id
+        self.entries[schedule_id] = changed
         if paused:
-            self.paused.add(changed.record.id)
+            self.paused.add(schedule_id)
         else:
-            self.paused.discard(changed.record.id)
+            self.paused.discard(schedule_id)
+        if lattice is None:
+            self.lattices.pop(schedule_id, None)
+        else:
+            self.lattices[schedule_id] = lattice
 
     def get(self, schedule_id: str) -> Entry | None:
         return self.entries.get(schedule_id)
@@ -401,9 +439,12 @@ class _FoldBook:
     def remove(self, entry: Entry) -> None:
         del self.entries[entry.record.id]
         self.paused.discard(entry.record.id)
+        self.lattices.pop(entry.record.id, None)
 
     def replace(self, old: Entry, moved: Entry) -> None:
+        """A dispatch's move: onto the lattice."""
         self.entries[moved.record.id] = moved
+        self.lattices.pop(moved.record.id, None)
 
     def freeze(self) -> State:
         one_shots: list[DueKey] = []
@@ -432,6 +473,7 @@ class _FoldBook:
             SortedKeys.from_sorted(everies),
             pset(self.paused),
             pmap(self.requests),
+            pmap(self.lattices),
         )
 
 
@@ -514,7 +556,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
         for position, data in enumerate(chunk, start):
             _apply_exactly(book, position, data)
         return
-    entries, seen, paused = book.entries, book.seen_ids, book.paused
+    entries, seen, paused, lattices = book.entries, book.seen_ids, book.paused, book.lattices
     new_entry = _new_entry
     accepted_text, accepted_ms = "", 0
     for position, change in enumerate(decoded, start):
@@ -526,6 +568,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
                 active is not None
                 and type(active.record) is not CalendarSchedule  # the exact path's
                 and (not paused or change.id not in paused)
+                and (not lattices or change.id not in lattices)  # a snoozed one: exact path
                 and dispatch_form_breach(active.record, accepted is not UNSET) is None
             ):
                 if accepted is UNSET:
@@ -578,6 +621,8 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
         elif type(change) is DeleteChange and entries.pop(change.id, None) is not None:
             if paused:
                 paused.discard(change.id)
+            if lattices:
+                lattices.pop(change.id, None)
             continue  # a delete of an active id
         _apply_exactly(book, position, chunk[position - start])
 

@@ -17,6 +17,7 @@ from tickler.core import (
     CalendarSchedule,
     EverySchedule,
     ScheduleView,
+    lattice_points,
     next_occurrences,
     parse_calendar,
     parse_instant,
@@ -103,8 +104,9 @@ class Reminder(msgspec.Struct, frozen=True, kw_only=True):
     paused: bool = False
     """Paused with ``update(paused=True)``: it delivers nothing until resumed."""
     next_occurrences: tuple[datetime, ...] = ()
-    """A calendar reminder's next three occurrences, aware datetimes in its
-    zone (the first is ``due``)."""
+    """A recurring reminder's next three occurrences (the first is ``due``):
+    aware datetimes in a calendar reminder's zone, in UTC for a fixed-rate
+    one (after a snooze: the snoozed time, then its interval's points)."""
 
 
 def _seconds(value: object) -> object:
@@ -188,10 +190,18 @@ def _previews(record: CalendarSchedule) -> tuple[Calendar | None, tuple[datetime
     )
 
 
+def _every_previews(record: EverySchedule, lattice: int | None) -> tuple[datetime, ...]:
+    target = parse_instant(record.scheduled_at)
+    instants = lattice_points(target, record.every_seconds, PREVIEW_COUNT, lattice)
+    return tuple(_EPOCH + timedelta(milliseconds=at) for at in instants)
+
+
 def reminder_of(view: ScheduleView) -> Reminder:
     record = view.record
     due = _EPOCH + timedelta(milliseconds=parse_instant(record.scheduled_at))
     calendar, previews = _previews(record) if isinstance(record, CalendarSchedule) else (None, ())
+    if isinstance(record, EverySchedule):
+        previews = _every_previews(record, view.lattice)
     return Reminder(
         id=record.id,
         kind=record.kind,

@@ -19,6 +19,7 @@ from tickler.core import (
     SCHEDULE_CHANGE,
     AfterSchedule,
     AtSchedule,
+    Breach,
     CalendarRule,
     CalendarSchedule,
     CreateChange,
@@ -39,6 +40,7 @@ from tickler.core import (
     format_instant,
     parse_calendar,
     parse_instant,
+    snoozed_step,
 )
 from tickler.shell._records import (
     DELIVERED,
@@ -114,10 +116,15 @@ def rule_text(record: ScheduleRecord) -> str:
     )
 
 
-def _skipped(before: ScheduleRecord, occurrence_ms: int) -> int:
-    """Occurrences due before ``occurrence_ms`` that catch-up folded into it."""
+def _skipped(before: ScheduleRecord, lattice: int | None, occurrence_ms: int) -> int:
+    """Occurrences due before ``occurrence_ms`` that catch-up folded into it
+    (``lattice``: where a snoozed fixed-rate series continues, as the core
+    keeps it)."""
     if isinstance(before, EverySchedule):
         target = parse_instant(before.scheduled_at)
+        if lattice is not None:
+            step = snoozed_step(target, lattice, before.every_seconds, occurrence_ms)
+            return 0 if isinstance(step, Breach) else step[1]
         return max(0, (occurrence_ms - target) // (before.every_seconds * 1000))
     if isinstance(before, CalendarSchedule):
         rule = parse_calendar(
@@ -142,7 +149,8 @@ class _Teller:
         self.story = story
         self.id = story.id
         self.state: State = EMPTY_STATE
-        self.before: ScheduleRecord | None = None  # the record as the last dispatch found it
+        # The record as the last dispatch found it, and its lattice point apart.
+        self.before: tuple[ScheduleRecord, int | None] | None = None
         self.keys: dict[str, int] = {}  # follow-up key -> the occurrence (ms) it holds for us
         self.turns: dict[int, str] = {}  # turn input number -> follow-up key
         self.done = "never created"
@@ -152,6 +160,7 @@ class _Teller:
 
     def change(self, event: SessionEvent, change: ScheduleChange) -> None:
         before = self.state.get(self.id)
+        lattice = self.state.lattice(self.id)
         self.state = evolve(self.state, change)
         match change:
             case CreateChange(schedule=record) | CreateChangeV2(schedule=record) if (
@@ -170,7 +179,7 @@ class _Teller:
             case UpdateChange(id=self.id):
                 self.updated(event, change)
             case DispatchChange(id=self.id):
-                self.before = before
+                self.before = None if before is None else (before, lattice)
                 if self.state.get(self.id) is None and not self.done:
                     self.done = "finished: its last occurrence was dispatched"
 
@@ -196,8 +205,11 @@ class _Teller:
                 continue
             due = parse_instant(occurrence.occurrence_at)
             self.keys[message.key] = due
-            before = self.before or self.state.get(self.id)
-            skipped = 0 if before is None else _skipped(before, due)
+            record = self.state.get(self.id)
+            before = self.before or (
+                None if record is None else (record, self.state.lattice(self.id))
+            )
+            skipped = 0 if before is None else _skipped(*before, due)
             text = f"occurrence {occurrence.occurrence_at}; queued for delivery "
             text += f"{duration_text(max(0, event.time - due))} after it fell due"
             if skipped:

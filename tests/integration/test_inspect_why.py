@@ -276,3 +276,39 @@ def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
     story = _story_of(tmp_path, "schedule-1", clock.now_ms())
     assert [s.event for s in story.steps] == ["created", "paused"]
     assert story.status == "paused: nothing is delivered until it is resumed"
+
+
+def test_a_snoozed_fixed_rate_reminders_story_counts_the_snoozed_one(tmp_path: Path) -> None:
+    """Hourly from 12:00 (due 13:00), snoozed at 12:55 for 30 minutes (13:25),
+    the session down until 15:30: one delivery, for 15:00, standing for
+    13:25 and 14:00 too; then back on the hour."""
+
+    async def make() -> VirtualClock:
+        clock = VirtualClock(T0)
+
+        async def before(session: Session[ReferenceHost]) -> None:
+            call = session.tools.call_tool
+            await call("schedule_create", {"prompt": "water", "every_seconds": 3600})
+            await clock.advance(55 * MINUTE)
+            await call("schedule_update", {"id": "schedule-1", "snooze_seconds": 1800})
+
+        await _run(tmp_path, clock, before)
+        clock.set_wall(T0 + 3 * HOUR + 30 * MINUTE)
+
+        async def after(session: Session[ReferenceHost]) -> None:
+            await _answered(session, 1)
+
+        await _run(tmp_path, clock, after)
+        return clock
+
+    clock = asyncio.run(make())
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert [(s.event, s.occurrence_at, s.skipped) for s in story.steps] == [
+        ("created", None, None),
+        ("snoozed", None, None),
+        ("due", "2026-08-05T15:00:00.000Z", 2),
+        ("delivered", "2026-08-05T15:00:00.000Z", None),
+        ("answered", None, None),
+    ]
+    assert story.steps[1].text == "snoozed: next due 2026-08-05T13:25:00.000Z"
+    assert story.status == "active: next due 2026-08-05T16:00:00.000Z"

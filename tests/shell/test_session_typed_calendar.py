@@ -94,10 +94,28 @@ async def test_update_pauses_resumes_snoozes_and_renames_in_place() -> None:
         with pytest.raises(ScheduleError) as refused:
             await session.update(made.id, snooze=timedelta(seconds=0))
         assert refused.value.code == "invalid_rule"
+    await store.close()
+
+
+@async_test
+async def test_a_fixed_rate_reminder_shows_its_next_occurrences_and_snoozes_on_its_interval() -> (
+    None
+):
+    store = MemoryStore()
+    async with running(store) as session:
         every = await session.schedule("stretch", every=timedelta(hours=1))
-        with pytest.raises(ScheduleError) as fixed_rate:
-            await session.update(every.id, snooze=timedelta(minutes=5))
-        assert "every_seconds reminder keeps its interval" in fixed_rate.value.message
+        hour = timedelta(hours=1)
+        assert every.next_occurrences == (NOW + hour, NOW + 2 * hour, NOW + 3 * hour)
+        snoozed = await session.update(every.id, snooze=timedelta(minutes=90))
+        assert snoozed is not None
+        assert snoozed.due == NOW + timedelta(minutes=90)
+        # Later occurrences stay on the interval counted from its creation.
+        assert snoozed.next_occurrences == (
+            NOW + timedelta(minutes=90),
+            NOW + 2 * hour,
+            NOW + 3 * hour,
+        )
+        assert await session.reminders() == (snoozed,)
     await store.close()
 
 

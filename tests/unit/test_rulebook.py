@@ -339,7 +339,20 @@ LOG_CASES = [
     LogCase("update paused not boolean", (AT,), _update(paused=1), Breach.PAUSED_NOT_BOOLEAN),
     LogCase("update instant bad", (AT,), _update(scheduledAt="2026-08-05T13:00:00Z"), Breach.INSTANT_SHAPE),
     LogCase("update every on its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:15:00.000Z"), None),
-    LogCase("update every off its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:14:00.000Z"), Breach.UPDATE_OFF_LATTICE),
+    LogCase("update every snoozed off its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:14:00.000Z"), None),
+    LogCase(
+        "every dispatch at its snoozed target",
+        (EVERY, _update(scheduledAt="2026-08-05T12:14:00.000Z")),
+        _dispatch("schedule-1", "2026-08-05T12:14:00.000Z"),
+        None,
+    ),
+    LogCase(
+        "every dispatch before its snoozed target",
+        (EVERY, _update(scheduledAt="2026-08-05T12:14:00.000Z")),
+        _dispatch("schedule-1", "2026-08-05T12:13:59.999Z"),
+        Breach.DISPATCH_PRECEDES,
+        "every",
+    ),
     LogCase("dispatch paused", (AT, _update(paused=True)), _dispatch("schedule-1"), Breach.DISPATCH_PAUSED, schedule_id="schedule-1"),
     LogCase("dispatch resumed", (AT, _update(paused=True), _update(paused=False)), _dispatch("schedule-1"), None),
     LogCase("delete paused", (EVERY, _update(paused=True)), _delete("schedule-1"), None),
@@ -508,7 +521,7 @@ TOOL_CASES = [
     ToolCase("update snooze 1", "schedule_update", {"id": "schedule-1", "snooze_seconds": 1},
              UpdateSchedule(id="schedule-1", snooze_seconds=1), None),
     ToolCase("update snooze every", "schedule_update", {"id": "schedule-2", "snooze_seconds": 60},
-             UpdateSchedule(id="schedule-2", snooze_seconds=60), Breach.SNOOZE_EVERY),
+             UpdateSchedule(id="schedule-2", snooze_seconds=60), None),
     ToolCase("update snooze past the range", "schedule_update",
              {"id": "schedule-1", "snooze_seconds": 251616369600},
              UpdateSchedule(id="schedule-1", snooze_seconds=251616369600), Breach.OUT_OF_RANGE),
@@ -553,7 +566,6 @@ def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
     decide_only = {
         Breach.OUT_OF_RANGE,
         Breach.NOT_FUTURE,
-        Breach.SNOOZE_EVERY,
         Breach.REQUEST_OTHER_ARGS,
     }
     if case.breach in decide_only:
@@ -573,7 +585,6 @@ def test_each_tool_rule_has_a_case() -> None:
         Breach.REQUEST_OTHER_ARGS,
         Breach.PAUSED_NOT_BOOLEAN,
         Breach.SNOOZE_SECONDS,
-        Breach.SNOOZE_EVERY,
         Breach.PROMPT,
         Breach.AFTER_SECONDS,
         Breach.EVERY_NOT_INTEGER,
@@ -591,7 +602,6 @@ def test_each_log_rule_has_a_case() -> None:
         Breach.NOT_FUTURE,
         Breach.SNOOZE_SECONDS,  # a tool call's (the log keeps the snoozed target)
         Breach.REQUEST_OTHER_ARGS,  # a tool call's (the log keeps the first create)
-        Breach.SNOOZE_EVERY,
         Breach.ACCEPTED_OUT_OF_RANGE,  # not reachable from a decodable acceptedAt
         Breach.INTERVAL_NOT_POSITIVE,  # not reachable from a decodable everySeconds
     }
