@@ -76,7 +76,7 @@ from tickler.core._outcomes import (
 )
 from tickler.core._profile import DEFAULT_PROFILE, PROFILES, Profile
 from tickler.core._render import render
-from tickler.core._rules import Breach, lattice_points, snoozed_step
+from tickler.core._rules import Breach, series_points, series_step
 from tickler.core._session import (
     ParsedSession,
     SessionEvent,
@@ -162,7 +162,6 @@ __all__ = [
     "format_instant",
     "handle",
     "latest_occurrence_at_or_before",
-    "lattice_points",
     "local_time_text",
     "next_occurrence",
     "next_occurrences",
@@ -176,7 +175,8 @@ __all__ = [
     "persistence_uncertain",
     "render",
     "resolve_every_occurrence",
-    "snoozed_step",
+    "series_points",
+    "series_step",
     "tool_catalog",
 ]
 

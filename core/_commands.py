@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, TypeAlias
 
 import msgspec
@@ -192,11 +192,39 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
     return Success(command)
 
 
-def arguments_digest(command: CreateSchedule) -> str:
+# No selector's value nests this deep (``calendar`` and a local ``at`` are
+# flat objects): a deeper one is refused, never digested (a JSON encoder
+# would recurse through it).
+_MAX_DIGEST_DEPTH: Final = 32
+
+
+def _nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether objects and arrays nest more than ``limit`` levels in
+    ``value`` (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth == limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def arguments_digest(command: CreateSchedule) -> str | None:
     """The SHA-256 (hex) of a create's arguments but its request id: the
     selector's name, the prompt and the selector's value as sent, in
-    canonical JSON. A retry with the same request id must match it."""
+    canonical JSON. A retry with the same request id must match it. None
+    for a selector value nested deeper than any selector's can be: it
+    matches no logged create, and its own checks refuse it."""
     selector, value = _SELECTOR_OF[type(command)], getattr(command, _SELECTOR_OF[type(command)])
+    if _nested_deeper_than(value, _MAX_DIGEST_DEPTH):
+        return None
     text = json.dumps(
         [selector, command.prompt, value], sort_keys=True, ensure_ascii=False, separators=(",", ":")
     )

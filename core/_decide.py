@@ -57,16 +57,14 @@ from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
     after_seconds_rule,
-    calendar_fields_rule,
-    calendar_step_rule,
     every_interval_rule,
     id_breach,
     is_due,
-    lattice_rule,
     paused_rule,
     request_id_breach,
+    resumed_target,
+    series_step,
     snooze_rule,
-    snoozed_step,
     target_breach,
     tool_calendar,
     tool_error,
@@ -139,32 +137,6 @@ def _view(state: State, record: ScheduleRecord, now: int) -> ScheduleView:
     return ScheduleView(record, view_state(record, now), lattice=lattice)
 
 
-def _resumed_target(record: ScheduleRecord, target: int, now: int, lattice: int | None) -> int:
-    """A recurring reminder resumed after its target: the first occurrence
-    after ``now`` (what fell due while paused is not replayed; a snoozed
-    fixed-rate series continues on its lattice from ``lattice``). A
-    one-shot, or a target still ahead, stays."""
-    if target > now:
-        return target
-    if lattice is not None:
-        if lattice > now:
-            return lattice
-        target = lattice
-    if isinstance(record, CalendarSchedule):
-        rule = calendar_fields_rule(
-            record.cron, record.time_zone, record.dst_gap, record.dst_overlap
-        )
-        assert not isinstance(rule, Breach)  # judged when it was created
-        following = next_occurrence(rule, now)
-        return target if following is None else following
-    if isinstance(record, EverySchedule):
-        step = lattice_rule(target, record.every_seconds, now)
-        if isinstance(step, Breach) or step[1] is None:
-            return target
-        return step[1]
-    return target
-
-
 def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912
     """Judge every member (the rulebook's rules, as the parser did), then
     the change: only what differs is logged; nothing differing logs nothing."""
@@ -196,7 +168,7 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
             return (), Failure(tool_error(breach))
         target = now + seconds * 1000
     elif was_paused and not paused:
-        target = _resumed_target(record, target, now, state.lattice(command.id))
+        target = resumed_target(record, target, state.lattice(command.id), now)
     change = UpdateChange(id=command.id)
     if prompt is not None and prompt != record.prompt:
         change = msgspec.structs.replace(change, prompt=prompt)
@@ -301,10 +273,11 @@ def _create(state: State, command: CreateSchedule, now: int) -> Decision:
             # The first answer again, from the logged create: a fresh record
             # was "scheduled" at its creation.
             return (), Success(Created(ScheduleView(earlier.schedule, "scheduled")))
-        request = (command.request_id, digest)
+        request = None if digest is None else (command.request_id, digest)
     record = _record(command, state.seen_ids.allocate(), now)
     if isinstance(record, ScheduleError):
         return (), Failure(record)
+    assert command.request_id is None or request is not None  # a deep value is refused
     # The view uses the creation sample: a fresh record is never "overdue".
     return (create(record, request),), Success(Created(view(record, now)))
 
@@ -347,33 +320,11 @@ def _every_batch(state: State, now: int) -> Decision:
     for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
         active = state.entries[schedule_id]
         record = active.record
-        if isinstance(record, CalendarSchedule):
-            rule = calendar_fields_rule(
-                record.cron, record.time_zone, record.dst_gap, record.dst_overlap
-            )
-            assert not isinstance(rule, Breach)  # judged when it was created
-            caught = calendar_step_rule(rule, active.target, now)
-            if isinstance(caught, Breach):  # the clock is outside years 0001-9999
-                return (), Failure(tool_error(caught))
-            occurrences.append(
-                Occurrence(schedule_id, format_instant(caught.occurrence), record.prompt)
-            )
-            skipped.append(caught.skipped)
-            continue
-        assert isinstance(record, EverySchedule)
-        lattice = state.lattice(schedule_id)
-        if lattice is not None:  # a snoozed target, then its lattice
-            snoozed = snoozed_step(active.target, lattice, record.every_seconds, now)
-            if isinstance(snoozed, Breach):  # the clock is outside years 0001-9999
-                return (), Failure(tool_error(snoozed))
-            skipped.append(snoozed[1])
-            occurrences.append(Occurrence(schedule_id, format_instant(snoozed[0]), record.prompt))
-            continue
-        step = lattice_rule(active.target, record.every_seconds, now)
+        step = series_step(record, active.target, state.lattice(schedule_id), now)
         if isinstance(step, Breach):  # the clock is outside years 0001-9999
             return (), Failure(tool_error(step))
-        skipped.append((step[0] - active.target) // (record.every_seconds * 1000))
-        occurrences.append(Occurrence(schedule_id, format_instant(step[0]), record.prompt))
+        occurrences.append(Occurrence(schedule_id, format_instant(step.occurrence), record.prompt))
+        skipped.append(step.skipped)
     accepted_at = format_instant(now)
     changes = tuple(dispatch(o.id, accepted_at) for o in occurrences)
     delivery = Delivery(

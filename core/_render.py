@@ -10,7 +10,7 @@ from returns.pipeline import is_successful
 from returns.result import Result
 
 from tickler.core import _rules as rules
-from tickler.core._calendar import local_time_text, next_occurrences
+from tickler.core._calendar import local_time_text
 from tickler.core._codec import record_fields_json
 from tickler.core._errors import ScheduleError
 from tickler.core._instant import format_instant, parse_instant
@@ -50,12 +50,7 @@ def calendar_view_json(view: ScheduleView) -> str:
     in the reminder's zone (so a model can read them back to the user)."""
     record = view.record
     assert isinstance(record, CalendarSchedule)
-    rule = rules.calendar_fields_rule(
-        record.cron, record.time_zone, record.dst_gap, record.dst_overlap
-    )
-    assert not isinstance(rule, rules.Breach)  # judged when it was created
-    target = parse_instant(record.scheduled_at)
-    instants = (target, *next_occurrences(rule, target, PREVIEW_COUNT - 1))
+    instants = previews(view)
     return (
         f'{{"id":{js_string(record.id)},"kind":"calendar","prompt":{js_string(record.prompt)},'
         f'"calendar":{{"cron":{js_string(record.cron)},"time_zone":{js_string(record.time_zone)},'
@@ -65,12 +60,11 @@ def calendar_view_json(view: ScheduleView) -> str:
     )
 
 
-def every_previews(record: EverySchedule, lattice: int | None = None) -> tuple[int, ...]:
-    """The next occurrences on a fixed-rate reminder's lattice: its target,
-    then one interval apart (a snoozed target: then its lattice from
-    ``lattice``; paused or not, like a calendar reminder's)."""
-    target = parse_instant(record.scheduled_at)
-    return rules.lattice_points(target, record.every_seconds, PREVIEW_COUNT, lattice)
+def previews(view: ScheduleView) -> tuple[int, ...]:
+    """The next occurrences of a recurring reminder: its target, then its
+    series (a snoozed one: from where it continues; paused or not)."""
+    target = parse_instant(view.record.scheduled_at)
+    return rules.series_points(view.record, target, view.lattice, PREVIEW_COUNT)
 
 
 def view_json(view: ScheduleView) -> str:
@@ -80,7 +74,7 @@ def view_json(view: ScheduleView) -> str:
         f'{record_fields_json(view.record)},"state":"{view.state}","deliveryMode":"{DELIVERY_MODE}"'
     )
     if view.previews and isinstance(view.record, EverySchedule):
-        text += "," + previews_json(_FIXED_RATE_ZONE, every_previews(view.record, view.lattice))
+        text += "," + previews_json(_FIXED_RATE_ZONE, previews(view))
     return text + "}"
 
 

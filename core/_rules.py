@@ -49,6 +49,7 @@ from tickler.core._jstext import ES_WHITESPACE, es_trim, join_surrogate_pairs, j
 from tickler.core._model import (
     MAX_EVERY_SECONDS,
     MIN_EVERY_INTERVAL_SECONDS,
+    RECURRING,
     AfterSchedule,
     CalendarSchedule,
     EverySchedule,
@@ -325,48 +326,13 @@ def is_occurrence(rule: CalendarRule, instant: int) -> bool:
     return count_occurrences(rule, instant - 1, instant) == 1
 
 
-def snoozed_lattice(record: ScheduleRecord, lattice: int, moved: int) -> int | None:
-    """A fixed-rate record's target moved to ``moved`` (a snooze, or a
-    resume): the first point of its lattice (the one through ``lattice``)
-    after ``moved``, which its series continues with, or None when ``moved``
-    is on the lattice (or the record is not fixed-rate: only a fixed-rate
-    series keeps a phase apart from its target). Derived on every path from
-    the logged target alone, so the log need not carry it."""
-    if type(record) is not EverySchedule:
-        return None
-    interval = record.every_seconds * 1000
-    if (moved - lattice) % interval == 0:
-        return None
-    return lattice + ((moved - lattice) // interval + 1) * interval
-
-
-def snoozed_step(
-    target: int, lattice: int, every_seconds: int, accepted_ms: int
-) -> tuple[int, int, int | None] | Breach:
-    """A dispatch, accepted at ``accepted_ms``, of a fixed-rate record whose
-    target was snoozed off its lattice (``lattice``: the lattice point after
-    it): the occurrence delivered (the latest lattice point by then, else the
-    snoozed target), how many more it stands for, and the next target (None
-    past year 9999: the series ends), or the breach."""
-    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
-        return Breach.ACCEPTED_OUT_OF_RANGE
-    if accepted_ms < target:
-        return Breach.DISPATCH_PRECEDES
-    if accepted_ms < lattice:
-        return target, 0, (lattice if lattice <= MAX_INSTANT_MS else None)
-    interval = every_seconds * 1000
-    step = occurrence_rule(lattice, interval, accepted_ms)
-    assert not isinstance(step, Breach)  # accepted_ms >= lattice
-    return step[0], (step[0] - lattice) // interval + 1, step[1]
-
-
 def paused_rule(paused: object) -> bool | Breach:
     return paused if type(paused) is bool else Breach.PAUSED_NOT_BOOLEAN
 
 
 def snooze_rule(seconds: object) -> int | Breach:
     """``snooze_seconds``: a safe integer of at least 1 (any reminder: a
-    fixed-rate one keeps its lattice, see :func:`snoozed_lattice`)."""
+    recurring one keeps its later occurrences, see :func:`continuation_rule`)."""
     value = seconds if type(seconds) is int else safe_integer(seconds)
     if value is None or not 1 <= value <= MAX_SAFE_INTEGER:
         return Breach.SNOOZE_SECONDS
@@ -445,19 +411,142 @@ def occurrence_rule(
     return occurrence, (following if following <= MAX_INSTANT_MS else None)
 
 
-def lattice_points(
-    target: int, every_seconds: int, count: int, lattice: int | None = None
+# -- a recurring series: where it continues ------------------------------------
+#
+# A recurring record's pending target is followed by the rule's next point
+# after it ("natural"), unless a snooze moved the target: a snooze moves one
+# occurrence and leaves the later ones where they were, so the series then
+# continues at a rule point kept apart (``State.lattices``, the
+# "continuation"). Every path calls these rules: decide, evolve, the fold,
+# the snapshot's check, the previews and ``inspect --why``.
+
+END_OF_SERIES: Final = MAX_INSTANT_MS + 1
+"""A continuation past year 9999: the series ends after its target."""
+
+
+def _record_calendar(record: CalendarSchedule) -> CalendarRule | Breach:
+    return calendar_fields_rule(record.cron, record.time_zone, record.dst_gap, record.dst_overlap)
+
+
+def _point_after(record: ScheduleRecord, rule: CalendarRule | None, phase: int, after: int) -> int:
+    """The rule's first point strictly after ``after`` (a fixed-rate lattice
+    through ``phase``), END_OF_SERIES when it is past year 9999."""
+    if rule is not None:
+        found = next_occurrence(rule, after)
+        return END_OF_SERIES if found is None else found
+    assert isinstance(record, EverySchedule)
+    interval = record.every_seconds * 1000
+    point = phase + ((after - phase) // interval + 1) * interval
+    return point if point <= MAX_INSTANT_MS else END_OF_SERIES
+
+
+def _natural_next(record: ScheduleRecord, rule: CalendarRule | None, target: int) -> int:
+    """What follows ``target`` when nothing is kept apart: the rule's next
+    occurrence after it (a fixed-rate target: one interval on)."""
+    if rule is not None:
+        return _point_after(record, rule, target, target)
+    assert isinstance(record, EverySchedule)
+    following = target + record.every_seconds * 1000
+    return following if following <= MAX_INSTANT_MS else END_OF_SERIES
+
+
+def continuation_rule(
+    record: ScheduleRecord, target: int, continuation: int | None, moved: int
+) -> int | Breach | None:
+    """A recurring record's target ``target`` (followed by ``continuation``,
+    None: its natural next) moved to ``moved`` by a snooze or a resume: the
+    rule point its series continues at after ``moved``, or None when that is
+    the natural next. The later occurrences stay where they were: the series
+    never continues before the point that followed the old target, nor at or
+    before ``moved`` (a snooze past some occurrences passes over them). Derived
+    on every path from the logged target alone, so the log need not carry
+    it. A one-shot has no series: None."""
+    if not isinstance(record, RECURRING):
+        return None
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    if isinstance(rule, Breach):
+        return rule
+    before = _natural_next(record, rule, target) if continuation is None else continuation
+    phase = target if continuation is None else continuation
+    following = max(before, _point_after(record, rule, phase, moved))
+    return None if following == _natural_next(record, rule, moved) else following
+
+
+def is_continuation(record: ScheduleRecord, target: int, continuation: int) -> bool:
+    """A continuation kept apart (a snapshot's) is one :func:`continuation_rule`
+    could have made: of a recurring record, after its target, not its natural
+    next, and a point of its rule (or the end of the series)."""
+    if not isinstance(record, RECURRING) or not target < continuation <= END_OF_SERIES:
+        return False
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    if isinstance(rule, Breach) or continuation == _natural_next(record, rule, target):
+        return False
+    return rule is None or continuation == END_OF_SERIES or is_occurrence(rule, continuation)
+
+
+def series_step(
+    record: ScheduleRecord, target: int, continuation: int | None, accepted_ms: int
+) -> CatchUp | Breach:
+    """A dispatch of a recurring record, accepted at ``accepted_ms``, whose
+    next occurrence was ``target`` (followed by ``continuation``): latest-only
+    catch-up, the occurrence delivered (the latest due), how many more it
+    stands for, and the next target (None past year 9999: the series ends),
+    or the breach."""
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+        return Breach.ACCEPTED_OUT_OF_RANGE
+    if accepted_ms < target:
+        return Breach.DISPATCH_PRECEDES
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    if isinstance(rule, Breach):
+        return rule
+    if continuation is not None and accepted_ms < continuation:
+        return CatchUp(target, 0, None if continuation == END_OF_SERIES else continuation)
+    if rule is not None:
+        if continuation is None:
+            return calendar_step_rule(rule, target, accepted_ms)
+        step = catch_up(rule, continuation, accepted_ms)
+        assert step is not None  # the continuation is an occurrence, and due
+        return step._replace(skipped=step.skipped + 1)  # the snoozed target too
+    assert isinstance(record, EverySchedule)
+    start = target if continuation is None else continuation
+    step_ = lattice_rule(start, record.every_seconds, accepted_ms)
+    if isinstance(step_, Breach):
+        return step_
+    skipped = (step_[0] - start) // (record.every_seconds * 1000)
+    return CatchUp(step_[0], skipped + (continuation is not None), step_[1])
+
+
+def resumed_target(record: ScheduleRecord, target: int, continuation: int | None, now: int) -> int:
+    """A reminder resumed at ``now``: a target still ahead stays; a recurring
+    one past its target waits for its series' first point after ``now`` (what
+    fell due while paused is not replayed), or keeps its target when the
+    series has none before year 9999. A one-shot keeps its instant."""
+    if target > now or not isinstance(record, RECURRING):
+        return target
+    if continuation is not None:
+        if continuation > now:
+            return continuation if continuation <= MAX_INSTANT_MS else target
+        target = continuation
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    assert not isinstance(rule, Breach)  # judged when it was created
+    following = _point_after(record, rule, target, now)
+    return target if following == END_OF_SERIES else following
+
+
+def series_points(
+    record: ScheduleRecord, target: int, continuation: int | None, count: int
 ) -> tuple[int, ...]:
-    """The next ``count`` occurrences of a fixed-rate series from its target
-    (``target + k * interval``; a snoozed target is followed by its lattice
-    from ``lattice`` on), fewer where it ends past year 9999 (as
-    :func:`occurrence_rule`'s does): what a preview shows."""
-    interval = every_seconds * 1000
-    if lattice is None:
-        points = [target + k * interval for k in range(count)]
-    else:
-        points = [target, *(lattice + k * interval for k in range(count - 1))]
-    return tuple(at for at in points[:count] if at <= MAX_INSTANT_MS)
+    """The next ``count`` occurrences of a recurring record from its target
+    (then from its continuation), fewer where the series ends before year
+    10000: what a preview shows, paused or not."""
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    assert not isinstance(rule, Breach)  # judged when it was created
+    points = [target]
+    following = _natural_next(record, rule, target) if continuation is None else continuation
+    while len(points) < count and following != END_OF_SERIES:
+        points.append(following)
+        following = _natural_next(record, rule, following)
+    return tuple(points)
 
 
 # -- what each path shows -----------------------------------------------------
@@ -576,6 +665,7 @@ def tool_error(breach: Breach) -> ScheduleError:
 
 
 __all__ = [
+    "END_OF_SERIES",
     "Breach",
     "Reason",
     "after_seconds_rule",
@@ -583,12 +673,14 @@ __all__ = [
     "calendar_fields_rule",
     "calendar_record_rule",
     "calendar_step_rule",
+    "continuation_rule",
     "dispatch_form_breach",
     "every_interval_rule",
     "every_seconds_rule",
     "fields_rule",
     "id_breach",
     "instant_rule",
+    "is_continuation",
     "is_due",
     "is_occurrence",
     "is_stored_text",
@@ -600,10 +692,11 @@ __all__ = [
     "record_rule",
     "request_id_breach",
     "request_reuse_breach",
+    "resumed_target",
     "reuse_breach",
+    "series_points",
+    "series_step",
     "snooze_rule",
-    "snoozed_lattice",
-    "snoozed_step",
     "target_breach",
     "tool_calendar",
     "tool_error",

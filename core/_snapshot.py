@@ -29,7 +29,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleRecord,
 )
-from tickler.core._rules import snoozed_lattice
+from tickler.core._rules import is_continuation
 from tickler.core._seen import SeenIds
 from tickler.core._sortedkeys import DueKey, SortedKeys
 from tickler.core._state import Entry, State, entry
@@ -43,7 +43,7 @@ _Row = tuple[int, int, str, str, int, str]
 class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     """Version 2 adds ``calendars`` (a calendar row's rule: cron, zone, gap,
     overlap, by id); version 3, written only when there are any, adds
-    ``lattices`` (a snoozed fixed-rate row's next lattice point, by id), so
+    ``lattices`` (where a snoozed recurring row's series continues, by id), so
     an older reader, which would drop them, refuses the image and folds the
     log instead. Versions 1 and 2 still load."""
 
@@ -136,14 +136,14 @@ def encode_state(state: State) -> bytes:
 
 
 def _check_lattices(lattices: dict[str, int], entries: dict[str, Entry]) -> None:
-    """Each snoozed row is an active fixed-rate one, and its lattice point
-    the one after its target."""
+    """Each snoozed row is an active recurring one, and where its series
+    continues one that a snooze could have made."""
     for schedule_id, lattice in lattices.items():
         snoozed = entries.get(schedule_id)
-        if snoozed is None or not isinstance(snoozed.record, EverySchedule):
-            raise SnapshotError(f"lattice of {schedule_id}, not an active fixed-rate id")
-        if snoozed_lattice(snoozed.record, lattice, snoozed.target) != lattice:
-            raise SnapshotError(f"lattice of {schedule_id} is not the point after its target")
+        if snoozed is None or not isinstance(snoozed.record, RECURRING):
+            raise SnapshotError(f"lattice of {schedule_id}, not an active recurring id")
+        if not is_continuation(snoozed.record, snoozed.target, lattice):
+            raise SnapshotError(f"lattice of {schedule_id} is no point its series continues at")
 
 
 def decode_state(data: bytes) -> State:

@@ -40,14 +40,12 @@ from tickler.core._rules import (
     Reason,
     after_seconds_rule,
     args_digest_breach,
-    calendar_fields_rule,
-    calendar_step_rule,
+    continuation_rule,
     dispatch_form_breach,
     every_seconds_rule,
     id_breach,
     instant_rule,
     is_stored_text,
-    lattice_rule,
     log_reason,
     occurrence_rule,
     paused_rule,
@@ -56,8 +54,7 @@ from tickler.core._rules import (
     request_id_breach,
     request_reuse_breach,
     reuse_breach,
-    snoozed_lattice,
-    snoozed_step,
+    series_step,
 )
 from tickler.core._seen import SeenBuilder, SeenIds
 from tickler.core._session import SessionEvent
@@ -98,8 +95,10 @@ class State:
     ``paused`` holds the active ids that are paused (in no due index);
     ``requests`` maps each request id ever used to its create (for the life
     of the log: a retry is answered from it); ``lattices`` maps each active
-    fixed-rate id whose target was snoozed off its lattice to the lattice
-    point after that target (its series continues there).
+    recurring id whose target was snoozed to the point of its rule its
+    series continues at after that target, where that is not the rule's
+    next point after it (``rules.continuation_rule``; ``END_OF_SERIES``: the
+    series ends after the target).
     """
 
     entries: LayeredMap[Entry]
@@ -115,8 +114,8 @@ class State:
         return schedule_id in self.paused
 
     def lattice(self, schedule_id: str) -> int | None:
-        """The lattice point a snoozed fixed-rate series continues at, or
-        None (the record's target is on its lattice)."""
+        """Where a snoozed series continues after its target, or None (at
+        its rule's next point after the target)."""
         return self.lattices.get(schedule_id)
 
     @property
@@ -216,11 +215,10 @@ class _Requests:
 
 
 def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
-    """A change in place: the prompt, paused or not, the target (a fixed-rate
-    series keeps its lattice: a target moved off it is followed by the
-    lattice point after it)."""
+    """A change in place: the prompt, paused or not, the target (a recurring
+    series keeps its later occurrences: see ``continuation_rule``)."""
     record, target = entry.record, entry.target
-    lattice = book.lattice(record.id)
+    continuation = book.lattice(record.id)
     if not isinstance(change.prompt, UnsetType):
         breach = prompt_breach(change.prompt)
         if breach is not None:
@@ -230,7 +228,10 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         moved = instant_rule(change.scheduled_at)
         if isinstance(moved, Breach):
             raise _broken(moved)
-        lattice = snoozed_lattice(record, entry.target if lattice is None else lattice, moved)
+        following = continuation_rule(record, entry.target, continuation, moved)
+        if isinstance(following, Breach):  # a record built by hand that no create vouched for
+            raise _broken(following)
+        continuation = following
         record = msgspec.structs.replace(record, scheduled_at=change.scheduled_at)
         target = moved
     paused = book.is_paused(record.id)
@@ -239,12 +240,13 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         if isinstance(read, Breach):
             raise _broken(read)
         paused = read
-    book.update(entry, Entry(entry.order, record, target), paused, lattice)
+    book.update(entry, Entry(entry.order, record, target), paused, continuation)
 
 
 def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
-    """A one-shot finishes; a fixed-rate record moves to its next lattice
-    point after ``accepted_at``, or ends past year 9999."""
+    """A one-shot finishes; a recurring record moves to its series' next
+    point after ``accepted_at`` (latest-only catch-up), or ends past year
+    9999."""
     record = entry.record
     form = dispatch_form_breach(record, accepted_at is not None)
     if form is not None:
@@ -255,37 +257,14 @@ def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
     accepted_ms = instant_rule(accepted_at)
     if isinstance(accepted_ms, Breach):
         raise _broken(accepted_ms)
-    following: int | None
-    lattice = book.lattice(record.id)
-    if isinstance(record, CalendarSchedule):
-        following = _calendar_next(record, entry.target, accepted_ms)
-    elif lattice is not None:
-        snoozed = snoozed_step(entry.target, lattice, record.every_seconds, accepted_ms)
-        if isinstance(snoozed, Breach):
-            raise _broken(snoozed)
-        following = snoozed[2]
-    else:
-        step = lattice_rule(entry.target, record.every_seconds, accepted_ms)
-        if isinstance(step, Breach):
-            raise _broken(step)
-        following = step[1]
-    if following is None:  # past year 9999: the series ends
+    step = series_step(record, entry.target, book.lattice(record.id), accepted_ms)
+    if isinstance(step, Breach):
+        raise _broken(step, kind=record.kind)
+    if step.next is None:  # past year 9999: the series ends
         book.remove(entry)
     else:
-        moved = msgspec.structs.replace(record, scheduled_at=format_instant(following))
-        book.replace(entry, Entry(entry.order, moved, following))
-
-
-def _calendar_next(record: CalendarSchedule, target: int, accepted_ms: int) -> int | None:
-    """A calendar record's next target after a dispatch at ``accepted_ms``
-    (latest-only catch-up), None when the rule has no later occurrence."""
-    rule = calendar_fields_rule(record.cron, record.time_zone, record.dst_gap, record.dst_overlap)
-    if isinstance(rule, Breach):  # a record built by hand that no create vouched for
-        raise _broken(rule)
-    step = calendar_step_rule(rule, target, accepted_ms)
-    if isinstance(step, Breach):
-        raise _broken(step, kind="calendar")
-    return step.next
+        moved = msgspec.structs.replace(record, scheduled_at=format_instant(step.next))
+        book.replace(entry, Entry(entry.order, moved, step.next))
 
 
 class _PersistentBook:

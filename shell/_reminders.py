@@ -17,10 +17,9 @@ from tickler.core import (
     CalendarSchedule,
     EverySchedule,
     ScheduleView,
-    lattice_points,
-    next_occurrences,
     parse_calendar,
     parse_instant,
+    series_points,
 )
 from tickler.core import ScheduleError as ErrorValue
 from tickler.core._errors import ErrorCode, Operation
@@ -170,7 +169,7 @@ def update_arguments(
     return args
 
 
-def _previews(record: CalendarSchedule) -> tuple[Calendar | None, tuple[datetime, ...]]:
+def _calendar(record: CalendarSchedule) -> Calendar | None:
     rule = parse_calendar(
         {
             "cron": record.cron,
@@ -180,28 +179,26 @@ def _previews(record: CalendarSchedule) -> tuple[Calendar | None, tuple[datetime
         }
     )
     if not isinstance(rule, CalendarRule):  # a logged record's rule was judged valid
-        return None, ()
-    calendar = Calendar(rule.cron, rule.time_zone, rule.dst_gap, rule.dst_overlap)
-    target = parse_instant(record.scheduled_at)
-    instants = (target, *next_occurrences(rule, target, PREVIEW_COUNT - 1))
-    zone = ZoneInfo(record.time_zone)
-    return calendar, tuple(
-        (_EPOCH + timedelta(milliseconds=at)).astimezone(zone) for at in instants
-    )
+        return None
+    return Calendar(rule.cron, rule.time_zone, rule.dst_gap, rule.dst_overlap)
 
 
-def _every_previews(record: EverySchedule, lattice: int | None) -> tuple[datetime, ...]:
+def _previews(view: ScheduleView) -> tuple[datetime, ...]:
+    """A recurring reminder's next occurrences (a calendar one's in its zone,
+    a fixed-rate one's in UTC), as the tools' ``nextOccurrences``."""
+    record = view.record
     target = parse_instant(record.scheduled_at)
-    instants = lattice_points(target, record.every_seconds, PREVIEW_COUNT, lattice)
-    return tuple(_EPOCH + timedelta(milliseconds=at) for at in instants)
+    instants = series_points(record, target, view.lattice, PREVIEW_COUNT)
+    zone = ZoneInfo(record.time_zone) if isinstance(record, CalendarSchedule) else UTC
+    return tuple((_EPOCH + timedelta(milliseconds=at)).astimezone(zone) for at in instants)
 
 
 def reminder_of(view: ScheduleView) -> Reminder:
     record = view.record
     due = _EPOCH + timedelta(milliseconds=parse_instant(record.scheduled_at))
-    calendar, previews = _previews(record) if isinstance(record, CalendarSchedule) else (None, ())
-    if isinstance(record, EverySchedule):
-        previews = _every_previews(record, view.lattice)
+    calendar = _calendar(record) if isinstance(record, CalendarSchedule) else None
+    recurring = isinstance(record, CalendarSchedule | EverySchedule)
+    previews = _previews(view) if recurring else ()
     return Reminder(
         id=record.id,
         kind=record.kind,

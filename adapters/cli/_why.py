@@ -20,7 +20,6 @@ from tickler.core import (
     AfterSchedule,
     AtSchedule,
     Breach,
-    CalendarRule,
     CalendarSchedule,
     CreateChange,
     CreateChangeV2,
@@ -33,14 +32,12 @@ from tickler.core import (
     SessionEvent,
     State,
     UpdateChange,
-    count_occurrences,
     decode_change,
     evolve,
     fold,
     format_instant,
-    parse_calendar,
     parse_instant,
-    snoozed_step,
+    series_step,
 )
 from tickler.shell._records import (
     DELIVERED,
@@ -118,27 +115,12 @@ def rule_text(record: ScheduleRecord) -> str:
 
 def _skipped(before: ScheduleRecord, lattice: int | None, occurrence_ms: int) -> int:
     """Occurrences due before ``occurrence_ms`` that catch-up folded into it
-    (``lattice``: where a snoozed fixed-rate series continues, as the core
-    keeps it)."""
-    if isinstance(before, EverySchedule):
-        target = parse_instant(before.scheduled_at)
-        if lattice is not None:
-            step = snoozed_step(target, lattice, before.every_seconds, occurrence_ms)
-            return 0 if isinstance(step, Breach) else step[1]
-        return max(0, (occurrence_ms - target) // (before.every_seconds * 1000))
-    if isinstance(before, CalendarSchedule):
-        rule = parse_calendar(
-            {
-                "cron": before.cron,
-                "time_zone": before.time_zone,
-                "dst_gap": before.dst_gap,
-                "dst_overlap": before.dst_overlap,
-            }
-        )
-        if isinstance(rule, CalendarRule):  # it was judged when it was created
-            target = parse_instant(before.scheduled_at)
-            return count_occurrences(rule, target - 1, occurrence_ms - 1)
-    return 0
+    (``lattice``: where a snoozed series continues, as the core keeps it):
+    the core's own step, as if accepted at the occurrence."""
+    if not isinstance(before, EverySchedule | CalendarSchedule):
+        return 0
+    step = series_step(before, parse_instant(before.scheduled_at), lattice, occurrence_ms)
+    return 0 if isinstance(step, Breach) else step.skipped
 
 
 class _Teller:

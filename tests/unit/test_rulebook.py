@@ -541,6 +541,12 @@ TOOL_CASES = [
 ]  # fmt: skip
 
 
+def _digest(command: CreateAfter) -> str:
+    digest = arguments_digest(command)
+    assert digest is not None
+    return digest
+
+
 @pytest.mark.parametrize("case", TOOL_CASES, ids=lambda case: case.name)
 def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
     state = fold_changes(
@@ -549,7 +555,7 @@ def test_a_tool_call_gets_one_verdict_on_every_path(case: ToolCase) -> None:
             create(_typed(_record("every", id="schedule-2"))),
             create(
                 _typed(_record("after", id="schedule-3")),
-                ("r1", arguments_digest(CreateAfter("p", 5, "r1"))),
+                ("r1", _digest(CreateAfter("p", 5, "r1"))),
             ),
         ]
     )

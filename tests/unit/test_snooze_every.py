@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from tickler.core import (
     EMPTY_STATE,
     SCHEDULE_CHANGE,
-    Delivery,
     DeliverDue,
+    Delivery,
     State,
+    Wait,
     decide,
     encode_change,
     evolve,
@@ -73,7 +74,7 @@ def test_the_readme_example_fires_at_the_snoozed_time_then_back_on_the_hour() ->
     assert state.lattice("schedule-1") == T9 + 2 * HOUR
     # Nothing is due at 10:00 (the snooze passed over it).
     _, waited = decide(state, DeliverDue(), T9 + HOUR)
-    assert waited.unwrap().next_wake == T9 + HOUR + 25 * 60_000
+    assert waited.unwrap() == Wait(T9 + HOUR + 25 * 60_000)
     state, first = _deliver(state, T9 + HOUR + 25 * 60_000)
     assert [o.occurrence_at for o in first.occurrences] == ["2026-12-07T10:25:00.000Z"]
     assert first.skipped == (0,)
@@ -86,10 +87,10 @@ def test_the_readme_example_fires_at_the_snoozed_time_then_back_on_the_hour() ->
 def test_a_late_delivery_after_a_snooze_gets_the_latest_lattice_point() -> None:
     state = _hourly()
     state, _ = _run(state, "schedule_update", {"id": "schedule-1", "snooze_seconds": 600}, T9)
-    # Down from 09:10 until 12:30: 09:10 (snoozed), 10:00, 11:00, 12:00 fell due.
+    # Down from 09:10 until 12:30: 09:10 (10:00 snoozed), 11:00, 12:00 fell due.
     state, late = _deliver(state, T9 + 3 * HOUR + 30 * 60_000)
     assert [o.occurrence_at for o in late.occurrences] == ["2026-12-07T12:00:00.000Z"]
-    assert late.skipped == (3,)
+    assert late.skipped == (2,)
     assert state.get("schedule-1").scheduled_at == "2026-12-07T13:00:00.000Z"  # type: ignore[union-attr]
 
 
@@ -116,11 +117,12 @@ def test_resuming_a_snoozed_series_after_its_time_waits_for_its_lattice() -> Non
     state = _hourly()
     state, _ = _run(state, "schedule_update", {"id": "schedule-1", "snooze_seconds": 600}, T9)
     state, _ = _run(state, "schedule_update", {"id": "schedule-1", "paused": True}, T9 + 1)
-    # Resumed at 09:30: the snoozed 09:10 fell due while paused; next is 10:00.
+    # Resumed at 09:30: the snoozed 09:10 (10:00 moved) fell due while
+    # paused; next is 11:00.
     state, resumed = _run(
         state, "schedule_update", {"id": "schedule-1", "paused": False}, T9 + 30 * 60_000
     )
-    assert resumed["scheduledAt"] == "2026-12-07T10:00:00.000Z"
+    assert resumed["scheduledAt"] == "2026-12-07T11:00:00.000Z"
     assert state.lattice("schedule-1") is None
     # Resumed at 12:30 instead: next is 13:00.
     state2 = _hourly()
@@ -138,7 +140,7 @@ def test_the_lattice_survives_a_snapshot_and_a_replay() -> None:
     snoozed = evolve(state, changes[0])
     image = encode_state(snoozed)
     assert json.loads(image)["version"] == 3
-    assert json.loads(image)["lattices"] == {"schedule-1": T9 + HOUR}
+    assert json.loads(image)["lattices"] == {"schedule-1": T9 + 2 * HOUR}
     assert decode_state(image) == snoozed
     assert json.loads(encode_state(state))["version"] == 2  # none: older readers still read it
     create_changes, _ = handle(
@@ -152,8 +154,9 @@ def test_the_lattice_survives_a_snapshot_and_a_replay() -> None:
 @pytest.mark.parametrize(
     ("lattices", "why"),
     [
-        ({"schedule-1": T9 + 2 * HOUR}, "is not the point after its target"),
-        ({"schedule-9": T9 + HOUR}, "not an active fixed-rate id"),
+        ({"schedule-1": T9 + 10 * 60_000}, "no point its series continues at"),
+        ({"schedule-1": T9 + 10 * 60_000 + HOUR}, "no point its series continues at"),
+        ({"schedule-9": T9 + HOUR}, "not an active recurring id"),
     ],
 )
 def test_a_snapshot_with_a_wrong_lattice_is_refused(lattices: dict[str, int], why: str) -> None:
@@ -166,10 +169,11 @@ def test_a_snapshot_with_a_wrong_lattice_is_refused(lattices: dict[str, int], wh
 
 
 def _series(created: int, interval: int, snoozed: int) -> list[int]:
-    """An independent model: the snoozed instant, then every point of the
-    creation lattice after it."""
+    """An independent model: the first occurrence moved to the snoozed
+    instant, then every later point of the creation lattice that is after
+    it (a snooze earlier than the first leaves the second where it was)."""
     first = created + interval
-    later = [first + k * interval for k in range(0, 200) if first + k * interval > snoozed]
+    later = [first + k * interval for k in range(1, 200) if first + k * interval > snoozed]
     return [snoozed, *later]
 
 
@@ -190,7 +194,7 @@ def test_deliveries_follow_the_snoozed_instant_then_the_creation_lattice(
     state, _ = _run(state, "schedule_update", {"id": "schedule-1", "snooze_seconds": snooze_s}, now)
     series = _series(T9, interval, now + snooze_s * 1000)
     # What the snooze passed over is gone: points at or before the snoozed
-    # instant are not in the model's series.
+    # instant are not in the model's series, nor is the moved one.
     delivered: list[int] = []
     for wait in waits:
         now += wait * 1000 + 1
