@@ -16,15 +16,20 @@ import asyncio
 import functools
 import os
 import sqlite3
-from collections import defaultdict
+from abc import abstractmethod
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
-from typing import Final
 
-import msgspec
-
-from tickler.adapters._read_query import ReadModel, check_query, latest_first, select
+from tickler.adapters._read_common import (
+    FetchedRows,
+    deliveries_of,
+    events_by_session,
+    problem,
+    reminders_of,
+    snapshots_by_session,
+)
+from tickler.adapters._read_query import ReadModel, check_query, select
 from tickler.adapters._read_views import (
     HISTORY_TYPES,
     DeliveryView,
@@ -33,12 +38,8 @@ from tickler.adapters._read_views import (
     Summary,
     summarize,
 )
-from tickler.core import SessionEvent, SessionHeader, parse_session_jsonl
-from tickler.core._session import event
-from tickler.shell._ports import Snapshot, StoreError, is_valid_session_id
-
-_HEADER: Final = msgspec.json.Decoder(SessionHeader)
-
+from tickler.core import parse_session_jsonl
+from tickler.shell._ports import StoreError, is_valid_session_id
 
 Reader = Callable[[], Summary]
 
@@ -53,15 +54,18 @@ def _summaries(
         try:
             found.append(read())
         except Exception as exc:  # noqa: BLE001 - that session's problem only
-            problems.append((session_id, f"{type(exc).__name__}: {exc}"))
+            problems.append((session_id, problem(exc)))
     return found, problems
 
 
 class _InMemory(ReadModel):
-    """Reads every session (or one), then filters."""
+    """Reads every session (or one), then filters. An ABC through
+    :class:`ReadModel`: each store says how its sessions are read."""
 
+    @abstractmethod
     def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
-        raise NotImplementedError
+        """Each session to read (only ``session_id`` when given, none when
+        it is not stored), with the call that reads its summary."""
 
     async def _all(self, session_id: str | None) -> list[Summary]:
         def work() -> tuple[list[Summary], list[tuple[str, str]]]:
@@ -81,9 +85,8 @@ class _InMemory(ReadModel):
         limit: int | None = None,
     ) -> list[ReminderView]:
         check_query(sort, limit, due_within_ms)
-        views = [v for s in await self._all(session_id) for v in s.reminders]
         return select(
-            views,
+            reminders_of(await self._all(session_id)),
             now_ms=now_ms,
             due_within_ms=due_within_ms,
             failing=failing,
@@ -94,8 +97,7 @@ class _InMemory(ReadModel):
     async def deliveries(
         self, *, limit: int = 100, session_id: str | None = None
     ) -> list[DeliveryView]:
-        rows = [d for s in await self._all(session_id) for d in s.deliveries]
-        return latest_first(rows, limit)
+        return deliveries_of(await self._all(session_id), limit)
 
 
 class JsonlReadModel(_InMemory):
@@ -167,45 +169,32 @@ class SqliteReadModel(_InMemory):
             conn.execute("BEGIN")  # one consistent view of every table
             headers = conn.execute(f"SELECT id, header FROM sessions{where}", params).fetchall()
             swhere = where.replace("id", "session_id")
-            snaps = {
-                str(r[0]): Snapshot(int(r[1]), bytes(r[2]))
-                for r in conn.execute(
-                    f"SELECT session_id, through, data FROM snapshots{swhere}", params
-                )
-            }
             ewhere = "" if session_id is None else " AND e.session_id = ?"
-            tails = _grouped(
-                conn.execute(
-                    "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
-                    " LEFT JOIN snapshots n ON n.session_id = e.session_id"
-                    f" WHERE e.seq >= coalesce(n.through, 0){ewhere}"
-                    " ORDER BY e.session_id, e.seq",
-                    params,
-                )
-            )
             marks = ",".join("?" * len(HISTORY_TYPES))
-            history = _grouped(
-                conn.execute(
-                    "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
-                    f" WHERE e.type IN ({marks}){ewhere} ORDER BY e.session_id, e.seq",
-                    (*HISTORY_TYPES, *params),
-                )
+            # Keyword arguments run in order: each query is read before the next.
+            fetched = FetchedRows(
+                snapshots=snapshots_by_session(
+                    conn.execute(f"SELECT session_id, through, data FROM snapshots{swhere}", params)
+                ),
+                events=events_by_session(
+                    conn.execute(
+                        "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
+                        " LEFT JOIN snapshots n ON n.session_id = e.session_id"
+                        f" WHERE e.seq >= coalesce(n.through, 0){ewhere}"
+                        " ORDER BY e.session_id, e.seq",
+                        params,
+                    )
+                ),
+                history=events_by_session(
+                    conn.execute(
+                        "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
+                        f" WHERE e.type IN ({marks}){ewhere} ORDER BY e.session_id, e.seq",
+                        (*HISTORY_TYPES, *params),
+                    )
+                ),
             )
             conn.execute("COMMIT")
-        out: list[tuple[str, Reader]] = []
-        for sid, header in headers:
-            key = str(sid)
-
-            def read(key: str = key, header: bytes = bytes(header)) -> Summary:
-                decoded = _HEADER.decode(header)
-                return summarize(SessionRows(decoded, snaps.get(key), tails[key], history[key]))
-
-            out.append((key, read))
-        return out
-
-
-def _grouped(cursor: sqlite3.Cursor) -> defaultdict[str, list[SessionEvent]]:
-    found: defaultdict[str, list[SessionEvent]] = defaultdict(list)
-    for session_id, seq, kind, at, data in cursor:
-        found[str(session_id)].append(event(kind, int(seq), int(at), bytes(data)))
-    return found
+        return [
+            (str(sid), functools.partial(fetched.summary, str(sid), bytes(header)))
+            for sid, header in headers
+        ]

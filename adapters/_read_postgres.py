@@ -24,34 +24,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Final
 
-import msgspec
-
-from tickler.adapters._read_query import (
-    ReadModel,
-    check_query,
-    latest_first,
-    matches,
-    select,
+from tickler.adapters._read_common import (
+    FetchedRows,
+    Row,
+    deliveries_of,
+    events_by_session,
+    problem,
+    reminders_of,
+    snapshots_by_session,
 )
-from tickler.adapters._read_views import (
-    HISTORY_TYPES,
-    DeliveryView,
-    ReminderView,
-    SessionRows,
-    Summary,
-    summarize,
-)
+from tickler.adapters._read_query import ReadModel, check_query, matches, select
+from tickler.adapters._read_views import HISTORY_TYPES, DeliveryView, ReminderView, Summary
 from tickler.adapters.stores._postgres_schema import (
     check_version,
     schema_name,
     unreachable,
     with_connect_timeout,
 )
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._session import event
-from tickler.shell._ports import Snapshot, StoreError
+from tickler.shell._ports import StoreError
 
 try:
     import psycopg
@@ -61,7 +53,6 @@ except ImportError as exc:  # pragma: no cover - the postgres extra
 
     raise missing_extra("PostgreSQL", "postgres") from exc
 
-_HEADER: Final = msgspec.json.Decoder(SessionHeader)
 HISTORY_LIMIT: Final = 200
 """Delivery records read per session (its latest): a reminder's last
 delivery is looked for among them."""
@@ -71,7 +62,6 @@ CACHE_MOST: Final = 200_000
 """Session summaries kept between calls (a dashboard refreshes)."""
 FAILING_MOST: Final = 10_000
 """Failing sessions read at most (the most failures first)."""
-Row = tuple[Any, ...]
 
 
 class PostgresReadModel(ReadModel):
@@ -140,9 +130,9 @@ class PostgresReadModel(ReadModel):
             )
 
         if session_id is not None:
-            return chosen(_reminders(await self._load([session_id])))
+            return chosen(reminders_of(await self._load([session_id])))
         failing_ids = await self._failing_ids()
-        views = _reminders(await self._load(failing_ids))
+        views = reminders_of(await self._load(failing_ids))
         if failing:
             return chosen(views)
         read = set(failing_ids)
@@ -183,8 +173,7 @@ class PostgresReadModel(ReadModel):
                     [*await self._failing_ids()] + [str(r[0]) for r in (*due, *delivered)]
                 )
             )
-        rows = [d for summary in await self._load(ids) for d in summary.deliveries]
-        return latest_first(rows, limit)
+        return deliveries_of(await self._load(ids), limit)
 
     # -- finding the sessions -------------------------------------------------
 
@@ -230,7 +219,7 @@ class PostgresReadModel(ReadModel):
             )
             fresh = [str(r[0]) for r in page if str(r[0]) not in read]
             read.update(fresh)
-            found += _reminders(await self._load(fresh))
+            found += reminders_of(await self._load(fresh))
             if len(page) < size:
                 return found
             size = min(PAGE, size * 2)
@@ -268,7 +257,7 @@ class PostgresReadModel(ReadModel):
             )
             fresh = [str(r[0]) for r in page if str(r[0]) not in read]
             read.update(fresh)
-            found += _reminders(await self._load(fresh))
+            found += reminders_of(await self._load(fresh))
             if len(page) < PAGE:
                 return found
             after = str(page[-1][0])
@@ -301,9 +290,11 @@ class PostgresReadModel(ReadModel):
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
         snap_rows, tail_rows, hist_rows = rows
-        snapshots = {str(r[0]): Snapshot(int(r[1]), bytes(r[2])) for r in snap_rows}
-        tails_by = _grouped(tail_rows)
-        history_by = _grouped(hist_rows)
+        fetched = FetchedRows(
+            snapshots_by_session(snap_rows),
+            events_by_session(tail_rows),
+            events_by_session(hist_rows),
+        )
         if len(self._cache) > CACHE_MOST:
             self._cache.clear()
         out: list[Summary] = []
@@ -314,17 +305,9 @@ class PostgresReadModel(ReadModel):
                 out.append(cached[2])
                 continue
             try:
-                summary = summarize(
-                    SessionRows(
-                        _HEADER.decode(bytes(header)),
-                        snapshots.get(key),
-                        tails_by.get(key, []),
-                        history_by.get(key, []),
-                        int(failures),
-                    )
-                )
+                summary = fetched.summary(key, bytes(header), int(failures))
             except Exception as exc:  # noqa: BLE001 - that session's problem only
-                self.problems.append((key, f"{type(exc).__name__}: {exc}"))
+                self.problems.append((key, problem(exc)))
                 continue
             self._cache[key] = (length, failures, summary)
             out.append(summary)
@@ -357,14 +340,3 @@ class PostgresReadModel(ReadModel):
             (ids, list(HISTORY_TYPES), HISTORY_LIMIT),
         )
         return snap_rows, tail_rows, await hist.fetchall()
-
-
-def _grouped(rows: list[Row]) -> dict[str, list[SessionEvent]]:
-    found: dict[str, list[SessionEvent]] = {}
-    for session_id, seq, kind, at, data in rows:
-        found.setdefault(str(session_id), []).append(event(kind, int(seq), int(at), bytes(data)))
-    return found
-
-
-def _reminders(summaries: list[Summary]) -> list[ReminderView]:
-    return [v for s in summaries for v in s.reminders]
