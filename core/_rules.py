@@ -492,6 +492,12 @@ def series_step(
     catch-up, the occurrence delivered (the latest due), how many more it
     stands for, and the next target (None past year 9999: the series ends),
     or the breach."""
+    if continuation is None and type(record) is EverySchedule:  # the usual case, first
+        lattice = lattice_rule(target, record.every_seconds, accepted_ms)
+        if isinstance(lattice, Breach):
+            return lattice
+        skipped = (lattice[0] - target) // (record.every_seconds * 1000)
+        return CatchUp(lattice[0], skipped, lattice[1])
     if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
         return Breach.ACCEPTED_OUT_OF_RANGE
     if accepted_ms < target:
@@ -507,13 +513,12 @@ def series_step(
         step = catch_up(rule, continuation, accepted_ms)
         assert step is not None  # the continuation is an occurrence, and due
         return step._replace(skipped=step.skipped + 1)  # the snoozed target too
-    assert isinstance(record, EverySchedule)
-    start = target if continuation is None else continuation
-    step_ = lattice_rule(start, record.every_seconds, accepted_ms)
+    assert isinstance(record, EverySchedule) and continuation is not None  # noqa: PT018
+    step_ = lattice_rule(continuation, record.every_seconds, accepted_ms)
     if isinstance(step_, Breach):
         return step_
-    skipped = (step_[0] - start) // (record.every_seconds * 1000)
-    return CatchUp(step_[0], skipped + (continuation is not None), step_[1])
+    skipped = (step_[0] - continuation) // (record.every_seconds * 1000)
+    return CatchUp(step_[0], skipped + 1, step_[1])  # the snoozed target too
 
 
 def resumed_target(record: ScheduleRecord, target: int, continuation: int | None, now: int) -> int:

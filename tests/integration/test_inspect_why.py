@@ -11,6 +11,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
+
 from tickler.adapters.cli._why import Story, duration_text, reminder_story
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.core import format_instant, parse_instant, parse_session_jsonl
@@ -214,8 +216,8 @@ def test_a_calendar_reminders_story_counts_what_catch_up_skipped(tmp_path: Path)
 async def _changed_log(store_dir: Path) -> VirtualClock:
     """Every hour on the hour (a calendar rule): paused at 12:10, resumed at
     15:00 (13:00, 14:00 and 15:00 fell due meanwhile and are not replayed),
-    snoozed at 15:10 for ten minutes, its prompt changed, then delivered at
-    15:20."""
+    snoozed at 15:10 for ten minutes (16:00 moves to 15:20), its prompt
+    changed, then delivered at 15:20."""
     clock = VirtualClock(T0)
 
     async def script(session: Session[ReferenceHost]) -> None:
@@ -256,7 +258,8 @@ def test_a_changed_reminders_story_shows_each_change(tmp_path: Path) -> None:
     assert texts[4] == "prompt changed to 'water the ferns'"
     assert story.steps[5].occurrence_at == "2026-08-05T15:20:00.000Z"
     assert story.steps[5].skipped == 0
-    assert story.status == "active: next due 2026-08-05T16:00:00.000Z"  # back on the rule
+    # Back on the rule: 16:00 was the occurrence moved to 15:20, so 17:00.
+    assert story.status == "active: next due 2026-08-05T17:00:00.000Z"
 
 
 def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
@@ -311,4 +314,50 @@ def test_a_snoozed_fixed_rate_reminders_story_counts_the_snoozed_one(tmp_path: P
         ("answered", None, None),
     ]
     assert story.steps[1].text == "snoozed: next due 2026-08-05T13:25:00.000Z"
+    assert story.status == "active: next due 2026-08-05T16:00:00.000Z"
+
+
+@pytest.mark.parametrize(
+    ("snooze_at", "snooze_s", "snoozed_to"),
+    [
+        (5, 600, "12:15"),  # before 13:00: 13:00 moves there
+        (55, 1800, "13:25"),  # past 13:00: 14:00 stays
+    ],
+)
+def test_a_snoozed_calendar_reminders_story_counts_the_snoozed_one(
+    tmp_path: Path, snooze_at: int, snooze_s: int, snoozed_to: str
+) -> None:
+    """Every hour on the hour from 12:00 (due 13:00), snoozed, the session
+    down until 15:30: one delivery, for 15:00, standing for the snoozed one
+    and 14:00 too (13:00 was moved, not repeated); then back on the hour."""
+
+    async def make() -> VirtualClock:
+        clock = VirtualClock(T0)
+
+        async def before(session: Session[ReferenceHost]) -> None:
+            call = session.tools.call_tool
+            hourly = {"cron": "0 * * * *", "time_zone": "UTC"}
+            await call("schedule_create", {"prompt": "water", "calendar": hourly})
+            await clock.advance(snooze_at * MINUTE)
+            await call("schedule_update", {"id": "schedule-1", "snooze_seconds": snooze_s})
+
+        await _run(tmp_path, clock, before)
+        clock.set_wall(T0 + 3 * HOUR + 30 * MINUTE)
+
+        async def after(session: Session[ReferenceHost]) -> None:
+            await _answered(session, 1)
+
+        await _run(tmp_path, clock, after)
+        return clock
+
+    clock = asyncio.run(make())
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert [(s.event, s.occurrence_at, s.skipped) for s in story.steps] == [
+        ("created", None, None),
+        ("snoozed", None, None),
+        ("due", "2026-08-05T15:00:00.000Z", 2),
+        ("delivered", "2026-08-05T15:00:00.000Z", None),
+        ("answered", None, None),
+    ]
+    assert story.steps[1].text == f"snoozed: next due 2026-08-05T{snoozed_to}:00.000Z"
     assert story.status == "active: next due 2026-08-05T16:00:00.000Z"
