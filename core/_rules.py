@@ -442,12 +442,8 @@ def _point_after(record: ScheduleRecord, rule: CalendarRule | None, phase: int, 
 
 def _natural_next(record: ScheduleRecord, rule: CalendarRule | None, target: int) -> int:
     """What follows ``target`` when nothing is kept apart: the rule's next
-    occurrence after it (a fixed-rate target: one interval on)."""
-    if rule is not None:
-        return _point_after(record, rule, target, target)
-    assert isinstance(record, EverySchedule)
-    following = target + record.every_seconds * 1000
-    return following if following <= MAX_INSTANT_MS else END_OF_SERIES
+    point after it (a fixed-rate target: one interval on)."""
+    return _point_after(record, rule, target, target)
 
 
 def continuation_rule(
