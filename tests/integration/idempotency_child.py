@@ -2,7 +2,8 @@
 answer: run as ``python idempotency_child.py STORE_DIR MODE``.
 
 ``create``: one ``schedule_create`` with a ``request_id``; ``pause``: a
-create, then ``schedule_update`` pausing it. The store's log is wrapped so
+create, then ``schedule_update`` pausing it; ``snooze``: a create, then a
+snooze to before its first occurrence (its series continues apart). The store's log is wrapped so
 that once the targeted change is flushed (durable: the barrier returned),
 the process kills itself before the runtime can answer the call. The clock
 is fixed, so the answer the call would have given is known in advance."""
@@ -27,6 +28,7 @@ T0 = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
 CREATE = {"prompt": "stand-up notes", "after_seconds": 600, "request_id": "req-42"}
 PLAIN = {"prompt": "water", "every_seconds": 3600}
 PAUSE = {"id": "schedule-1", "paused": True}
+SNOOZE = {"id": "schedule-1", "snooze_seconds": 600}
 
 
 class KillAfterDurable:
@@ -84,7 +86,8 @@ async def main(store_dir: str, mode: str) -> None:
             await session.tools.call_tool("schedule_create", CREATE)
         else:
             print(await session.tools.call_tool("schedule_create", PLAIN), flush=True)
-            await session.tools.call_tool("schedule_update", PAUSE)
+            change = PAUSE if mode == "pause" else SNOOZE
+            await session.tools.call_tool("schedule_update", change)
         print("answered: the kill did not happen", flush=True)
 
 

@@ -2,7 +2,8 @@
 durable and before the call is answered (a framework would time out and
 retry). A restarted session given the same ``request_id`` and arguments
 answers exactly what the first call would have, byte for byte, and creates
-nothing; a pause made durable before the kill survives and replays exactly."""
+nothing; a pause or a snooze made durable before the kill survives and
+replays exactly."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from tickler.core import (
 from tickler.shell._clock import VirtualClock
 from tickler.shell._session import open_session
 
-from .idempotency_child import CREATE, PAUSE, PLAIN, T0, Quiet
+from .idempotency_child import CREATE, PAUSE, PLAIN, SNOOZE, T0, Quiet
 
 CHILD = Path(__file__).with_name("idempotency_child.py")
 
@@ -107,3 +108,29 @@ def test_a_pause_made_durable_before_kill_9_survives_and_replays_exactly(tmp_pat
     assert view["id"] == "schedule-1"
     assert len(_changes(tmp_path)) == 2  # nothing dispatched, nothing new
     assert created_text.startswith('{"id":"schedule-1"')
+
+
+def test_a_snooze_made_durable_before_kill_9_keeps_the_series_apart(tmp_path: Path) -> None:
+    """Hourly from 12:00 (due 13:00), snoozed at 12:00 for ten minutes: 13:00
+    moves to 12:10 and the series continues at 14:00. Replayed after the
+    kill, the state (with where the series continues) is the one the calls
+    make, and a restarted session shows 12:10, 14:00, 15:00."""
+    _killed_child(tmp_path, "snooze")
+    changes = _changes(tmp_path)
+    assert len(changes) == 2
+    assert b'"scheduledAt":"2026-08-05T12:10:00.000Z"' in changes[1]
+    state = EMPTY_STATE
+    for name, args in (("schedule_create", PLAIN), ("schedule_update", SNOOZE)):
+        step, _ = handle(state, name, args, now=T0)
+        state = fold_changes(step, state)
+    replayed = fold(parse_session_jsonl((tmp_path / "s1.jsonl").read_bytes()).events)
+    assert replayed == state
+    assert replayed.lattice("schedule-1") == T0 + 2 * 3_600_000
+    _, listed = asyncio.run(_call(tmp_path, "schedule_list", {}, T0 + 30 * 60_000))
+    [view] = json.loads(listed)
+    assert [o["utc"] for o in view["nextOccurrences"]] == [
+        "2026-08-05T12:10:00.000Z",
+        "2026-08-05T14:00:00.000Z",
+        "2026-08-05T15:00:00.000Z",
+    ]
+    assert len(_changes(tmp_path)) == 2  # nothing new
