@@ -524,13 +524,12 @@ def resumed_target(record: ScheduleRecord, target: int, continuation: int | None
     series has none before year 9999. A one-shot keeps its instant."""
     if target > now or not isinstance(record, RECURRING):
         return target
-    if continuation is not None:
-        if continuation > now:
-            return continuation if continuation <= MAX_INSTANT_MS else target
-        target = continuation
+    if continuation is not None and continuation > now:
+        return continuation if continuation <= MAX_INSTANT_MS else target
     rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
     assert not isinstance(rule, Breach)  # judged when it was created
-    following = _point_after(record, rule, target, now)
+    phase = target if continuation is None else continuation  # a point of the rule
+    following = _point_after(record, rule, phase, now)
     return target if following == END_OF_SERIES else following
 
 

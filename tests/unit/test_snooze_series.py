@@ -197,3 +197,25 @@ def test_the_reviewed_year_9999_resume_answers_with_the_reminder() -> None:
     assert resumed["id"] == "schedule-1", resumed
     assert "code" not in resumed
     session.assert_paths_agree()
+
+
+def test_a_snoozed_series_resumed_after_its_last_point_keeps_its_target() -> None:
+    """Hourly from 20:00 on the last day of year 9999 (21:00, 22:00, 23:00),
+    21:00 snoozed to 20:40, paused, resumed at 23:59:59: no point follows, so
+    the target stays and one catch-up stands for 20:40 and 22:00 too."""
+    session = _Session()
+    start = parse_instant("9999-12-31T20:00:00.000Z")
+    session.call("schedule_create", {"prompt": "last", "every_seconds": 3600}, start)
+    session.call(
+        "schedule_update", {"id": "schedule-1", "snooze_seconds": 600}, start + 30 * MINUTE
+    )
+    session.call("schedule_update", {"id": "schedule-1", "paused": True}, start + 31 * MINUTE)
+    resumed = session.call(
+        "schedule_update", {"id": "schedule-1", "paused": False}, start + 4 * HOUR - 1000
+    )
+    assert resumed["scheduledAt"] == "9999-12-31T20:40:00.000Z"
+    last = session.deliver(start + 4 * HOUR - 1000)
+    assert isinstance(last, Delivery)
+    assert [o.occurrence_at for o in last.occurrences] == ["9999-12-31T23:00:00.000Z"]
+    assert last.skipped == (2,)
+    session.assert_paths_agree()
