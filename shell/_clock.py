@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
-from typing import Protocol
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 
 class Clock(Protocol):
@@ -54,15 +55,17 @@ class VirtualClock:
     def monotonic_ms(self) -> int:
         return self._mono_ms
 
-    async def sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
+        """Measured from the call, as a real sleep is, not from when the
+        awaiting task first runs: a sleep asked for just before an
+        ``advance`` (its task not started yet) still ends on time."""
         wake_at = self._mono_ms + max(0, round(seconds * 1000))
         if wake_at <= self._mono_ms:
-            await asyncio.sleep(0)
-            return
+            return asyncio.sleep(0)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._counter += 1
         heapq.heappush(self._sleepers, (wake_at, self._counter, future))
-        await future
+        return _wait(future)
 
     def set_wall(self, wall_ms: int) -> None:
         """Jump the wall clock (forward or back); sleeps are unaffected."""
@@ -73,6 +76,9 @@ class VirtualClock:
         whole span when None), letting woken tasks run after each step."""
         remaining = ms
         while remaining > 0:
+            # Tasks already ready run first: a sleep they are about to ask
+            # for may end sooner than the next one known.
+            await settle()
             step = remaining if step_ms is None else min(step_ms, remaining)
             next_sleeper = self._sleepers[0][0] - self._mono_ms if self._sleepers else step
             step = max(1, min(step, next_sleeper)) if next_sleeper > 0 else step
@@ -88,6 +94,10 @@ class VirtualClock:
             if not future.done():
                 future.set_result(None)
         await settle()
+
+
+async def _wait(future: asyncio.Future[None]) -> None:
+    await future
 
 
 async def settle(rounds: int = 50) -> None:
