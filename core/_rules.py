@@ -494,22 +494,24 @@ def series_step(
             return lattice
         skipped = (lattice[0] - target) // (record.every_seconds * 1000)
         return CatchUp(lattice[0], skipped, lattice[1])
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    if isinstance(rule, Breach):
+        return rule
+    if continuation is None:
+        assert rule is not None  # a recurring record, not fixed-rate: a calendar one
+        return calendar_step_rule(rule, target, accepted_ms)
+    # A snoozed target, then where its series continues.
     if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
         return Breach.ACCEPTED_OUT_OF_RANGE
     if accepted_ms < target:
         return Breach.DISPATCH_PRECEDES
-    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
-    if isinstance(rule, Breach):
-        return rule
-    if continuation is not None and accepted_ms < continuation:
+    if accepted_ms < continuation:
         return CatchUp(target, 0, None if continuation == END_OF_SERIES else continuation)
     if rule is not None:
-        if continuation is None:
-            return calendar_step_rule(rule, target, accepted_ms)
         step = catch_up(rule, continuation, accepted_ms)
         assert step is not None  # the continuation is an occurrence, and due
         return step._replace(skipped=step.skipped + 1)  # the snoozed target too
-    assert isinstance(record, EverySchedule) and continuation is not None  # noqa: PT018
+    assert isinstance(record, EverySchedule)
     step_ = lattice_rule(continuation, record.every_seconds, accepted_ms)
     if isinstance(step_, Breach):
         return step_

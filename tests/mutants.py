@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The core suite takes about a minute; ten times that is a hang.
+SUITE_TIMEOUT_S = 600
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,11 @@ MUTANTS = (
     Mutant("a logged calendar zone not canonical accepted", "core/_rules.py",
            "isinstance(rule, CalendarRule) and rule.time_zone == time_zone",
            "isinstance(rule, CalendarRule)"),
+    Mutant("a snoozed series dispatched before its target accepted", "core/_rules.py",
+           "    if accepted_ms < target:\n        return Breach.DISPATCH_PRECEDES\n"
+           "    if accepted_ms < continuation:",
+           "    if accepted_ms < target - 1:\n        return Breach.DISPATCH_PRECEDES\n"
+           "    if accepted_ms < continuation:"),
     Mutant("a paused reminder dispatched", "core/_state.py",
            "raise _broken(Breach.DISPATCH_PAUSED, schedule_id)", "pass"),
     Mutant("a snooze re-anchors the series at its snoozed time", "core/_rules.py",
@@ -139,7 +146,13 @@ def run(mutant: Mutant, python: str) -> bool:
             capture_output=True,
             check=False,
             env={**os.environ, "TICKLER_HYPOTHESIS_PROFILE": "ci"},
+            timeout=SUITE_TIMEOUT_S,
         )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        # The suite did not pass; but a test that loops on a bug should
+        # fail instead: said, so it is found and bounded.
+        print(f"         {mutant.name}: the suite hung (a test loops without bound)", flush=True)
+        return True
     finally:
         path.write_text(original, encoding="utf-8")
     return result.returncode != 0
