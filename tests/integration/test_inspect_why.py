@@ -281,31 +281,33 @@ def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
     assert story.status == "paused: nothing is delivered until it is resumed"
 
 
-def test_a_snoozed_fixed_rate_reminders_story_counts_the_snoozed_one(tmp_path: Path) -> None:
-    """Hourly from 12:00 (due 13:00), snoozed at 12:55 for 30 minutes (13:25),
-    the session down until 15:30: one delivery, for 15:00, standing for
-    13:25 and 14:00 too; then back on the hour."""
+async def _snoozed_then_down(
+    store_dir: Path, selector: dict[str, object], snooze_at_min: int, snooze_s: int
+) -> VirtualClock:
+    """An hourly reminder created at 12:00 (due 13:00), snoozed
+    ``snooze_at_min`` minutes later, then the session down until 15:30 and
+    back for one delivery."""
+    clock = VirtualClock(T0)
 
-    async def make() -> VirtualClock:
-        clock = VirtualClock(T0)
+    async def before(session: Session[ReferenceHost]) -> None:
+        call = session.tools.call_tool
+        await call("schedule_create", {"prompt": "water", **selector})
+        await clock.advance(snooze_at_min * MINUTE)
+        await call("schedule_update", {"id": "schedule-1", "snooze_seconds": snooze_s})
 
-        async def before(session: Session[ReferenceHost]) -> None:
-            call = session.tools.call_tool
-            await call("schedule_create", {"prompt": "water", "every_seconds": 3600})
-            await clock.advance(55 * MINUTE)
-            await call("schedule_update", {"id": "schedule-1", "snooze_seconds": 1800})
+    await _run(store_dir, clock, before)
+    clock.set_wall(T0 + 3 * HOUR + 30 * MINUTE)
 
-        await _run(tmp_path, clock, before)
-        clock.set_wall(T0 + 3 * HOUR + 30 * MINUTE)
+    async def after(session: Session[ReferenceHost]) -> None:
+        await _answered(session, 1)
 
-        async def after(session: Session[ReferenceHost]) -> None:
-            await _answered(session, 1)
+    await _run(store_dir, clock, after)
+    return clock
 
-        await _run(tmp_path, clock, after)
-        return clock
 
-    clock = asyncio.run(make())
-    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+def _assert_one_catch_up_for_15(story: Story, snoozed_to: str) -> None:
+    """One delivery, for 15:00, standing for the snoozed one and 14:00 too;
+    then back on the hour."""
     assert [(s.event, s.occurrence_at, s.skipped) for s in story.steps] == [
         ("created", None, None),
         ("snoozed", None, None),
@@ -313,8 +315,16 @@ def test_a_snoozed_fixed_rate_reminders_story_counts_the_snoozed_one(tmp_path: P
         ("delivered", "2026-08-05T15:00:00.000Z", None),
         ("answered", None, None),
     ]
-    assert story.steps[1].text == "snoozed: next due 2026-08-05T13:25:00.000Z"
+    assert story.steps[1].text == f"snoozed: next due 2026-08-05T{snoozed_to}:00.000Z"
     assert story.status == "active: next due 2026-08-05T16:00:00.000Z"
+
+
+def test_a_snoozed_fixed_rate_reminders_story_counts_the_snoozed_one(tmp_path: Path) -> None:
+    """Hourly from 12:00 (due 13:00), snoozed at 12:55 for 30 minutes (13:25),
+    the session down until 15:30: one delivery, for 15:00, standing for
+    13:25 and 14:00 too; then back on the hour."""
+    clock = asyncio.run(_snoozed_then_down(tmp_path, {"every_seconds": 3600}, 55, 1800))
+    _assert_one_catch_up_for_15(_story_of(tmp_path, "schedule-1", clock.now_ms()), "13:25")
 
 
 @pytest.mark.parametrize(
@@ -330,34 +340,6 @@ def test_a_snoozed_calendar_reminders_story_counts_the_snoozed_one(
     """Every hour on the hour from 12:00 (due 13:00), snoozed, the session
     down until 15:30: one delivery, for 15:00, standing for the snoozed one
     and 14:00 too (13:00 was moved, not repeated); then back on the hour."""
-
-    async def make() -> VirtualClock:
-        clock = VirtualClock(T0)
-
-        async def before(session: Session[ReferenceHost]) -> None:
-            call = session.tools.call_tool
-            hourly = {"cron": "0 * * * *", "time_zone": "UTC"}
-            await call("schedule_create", {"prompt": "water", "calendar": hourly})
-            await clock.advance(snooze_at * MINUTE)
-            await call("schedule_update", {"id": "schedule-1", "snooze_seconds": snooze_s})
-
-        await _run(tmp_path, clock, before)
-        clock.set_wall(T0 + 3 * HOUR + 30 * MINUTE)
-
-        async def after(session: Session[ReferenceHost]) -> None:
-            await _answered(session, 1)
-
-        await _run(tmp_path, clock, after)
-        return clock
-
-    clock = asyncio.run(make())
-    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
-    assert [(s.event, s.occurrence_at, s.skipped) for s in story.steps] == [
-        ("created", None, None),
-        ("snoozed", None, None),
-        ("due", "2026-08-05T15:00:00.000Z", 2),
-        ("delivered", "2026-08-05T15:00:00.000Z", None),
-        ("answered", None, None),
-    ]
-    assert story.steps[1].text == f"snoozed: next due 2026-08-05T{snoozed_to}:00.000Z"
-    assert story.status == "active: next due 2026-08-05T16:00:00.000Z"
+    hourly: dict[str, object] = {"calendar": {"cron": "0 * * * *", "time_zone": "UTC"}}
+    clock = asyncio.run(_snoozed_then_down(tmp_path, hourly, snooze_at, snooze_s))
+    _assert_one_catch_up_for_15(_story_of(tmp_path, "schedule-1", clock.now_ms()), snoozed_to)
