@@ -326,7 +326,11 @@ class ScheduleRuntime:
             if self._fault is not None:
                 return Failure(CORRUPT_LOG)
             now = self._clock.now_ms()
-            changes, result = decide(loaded.state, command, now, profile=self._profile)
+            try:
+                changes, result = decide(loaded.state, command, now, profile=self._profile)
+            except Exception:  # a fault in the rules is the call's answer, as in ``handle``
+                logger.exception("schedule: the rules failed on a %s call", operation)
+                return Failure(INTERNAL_ERROR)
             if not changes:
                 return result  # type: ignore[return-value] # a tool command's outcome
             created_id = _created_id(result.value_or(None))
