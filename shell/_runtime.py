@@ -115,7 +115,7 @@ class ScheduleRuntime:
     """The live runtime of one session: tools, timers and deliveries.
 
     ``start()`` loads the session (snapshot, then the log after it) and makes
-    the first delivery check; ``call_tool`` answers the three tools;
+    the first delivery check; ``call_tool`` answers the profile's tools;
     ``dispose()`` stops it: it waits for the transaction in flight, lets a
     hand-over in flight finish for up to ``dispose_grace_s`` (and records its
     outcome) before it cancels it (that follow-up stays in the outbox), and
