@@ -1,4 +1,4 @@
-"""How the three tools look to an MCP client, beyond the catalog: a title
+"""How the schedule tools look to an MCP client, beyond the catalog: a title
 and behaviour hints per tool, an output schema MCP accepts, and the
 structured content and error flag of each answer.
 

@@ -1,6 +1,7 @@
 """An MCP server (official ``mcp`` SDK, stdio) for one tickler session.
 
-It lists the three tools with the catalog's names, descriptions and input
+It lists the profile's tools (four in the extended profile, the three v1
+tools in the reference profile) with the catalog's names, descriptions and input
 schemas, a title and behaviour hints each, and an output schema; it answers
 each call with exactly the text the runtime renders (one text block), the
 same value as ``structuredContent``, and ``isError: true`` when the value is

@@ -170,9 +170,18 @@ def _own(view: dict[str, Any]) -> ZoneInfo | None:
     return resolve_zone(rule["time_zone"]) if isinstance(rule, dict) else None
 
 
+# More digits than any safe integer: such an amount is sent as 10**16, which
+# the tools refuse as they refuse any amount past the safe range (Python's
+# int() would refuse a string of thousands of digits outright).
+_MAX_DIGITS: Final = 16
+
+
 def _seconds(amount: str, unit: str) -> int | None:
     factor = _UNITS.get(unit.lower())
-    return None if factor is None else int(amount) * factor
+    if factor is None:
+        return None
+    digits = amount.lstrip("0")
+    return (int(digits or "0") if len(digits) <= _MAX_DIGITS else 10**_MAX_DIGITS) * factor
 
 
 def _next_date(now_ms: int, zone_name: str, hour: int, minute: int, second: int) -> str:

@@ -1,7 +1,11 @@
 """The ``at`` selector: an offset instant string, or local fields in a zone.
 
 Each function returns the target in epoch milliseconds or the closed error
-the reference gives, checked in the reference's order.
+the reference gives, checked in the reference's order. The extended profile
+also takes a local ``time`` without seconds (``HH:mm``, as people and models
+write it: ``09:00`` is 09:00:00), and its shape error names the field, the
+value and an example; the reference profile keeps the reference's rule and
+text.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Final, TypeAlias
 
-from tickler.core._errors import Msg, ScheduleError, error
+from tickler.core._errors import Msg, ScheduleError, error, shown
 from tickler.core._instant import (
     MAX_INSTANT_MS,
     MIN_INSTANT_MS,
@@ -19,6 +23,7 @@ from tickler.core._instant import (
     epoch_ms,
     is_real_date,
 )
+from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._zones import resolve_zone, utc_offset_ms
 
 _OFFSET_INSTANT: Final = re.compile(
@@ -28,18 +33,38 @@ _OFFSET_INSTANT: Final = re.compile(
 )
 _LOCAL_DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 _LOCAL_TIME: Final = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?", re.ASCII)
+# The extended profile's: seconds optional (``09:00`` is ``09:00:00``).
+_LOCAL_TIME_EXTENDED: Final = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?", re.ASCII)
 _LOCAL_KEYS: Final = frozenset({"date", "time", "time_zone"})
 _SAMPLE_DELTAS_MS: Final = (-172_800_000, -86_400_000, 0, 86_400_000, 172_800_000)
 
 _OffsetAt: TypeAlias = Callable[[int], int]
+_LOCAL_EXAMPLE: Final = '{"date": "2026-12-08", "time": "09:00", "time_zone": "Europe/Berlin"}'
+
+
+class LocalAtMsg:
+    """The extended profile's shape errors of a local ``at``: the field at
+    fault, its value, and an example (the reference profile answers
+    :attr:`Msg.LOCAL_SHAPE`)."""
+
+    @staticmethod
+    def date(value: str) -> str:
+        return f"Local at date {shown(value)} must be YYYY-MM-DD, e.g. {_LOCAL_EXAMPLE}."
+
+    @staticmethod
+    def time(value: str) -> str:
+        return (
+            f"Local at time {shown(value)} must be HH:mm or HH:mm:ss (24-hour, optional "
+            f"1-3 digit milliseconds), e.g. {_LOCAL_EXAMPLE}."
+        )
 
 
 def _millis(fraction: str | None) -> int:
     return 0 if fraction is None else int(fraction.ljust(3, "0"))
 
 
-def _civil(fields: tuple[str, ...], fraction: str | None) -> CivilTime:
-    year, month, day, hour, minute, second = (int(f) for f in fields)
+def _civil(fields: tuple[str | None, ...], fraction: str | None) -> CivilTime:
+    year, month, day, hour, minute, second = (0 if f is None else int(f) for f in fields)
     return CivilTime(year, month, day, hour, minute, second, _millis(fraction))
 
 
@@ -66,7 +91,19 @@ def parse_offset_at(text: str) -> int | ScheduleError:
     return local - offset if sign == "+" else local + offset
 
 
-def parse_local_at(value: Mapping[str, object]) -> int | ScheduleError:
+def _local_shape(date: str, time: str, profile: Profile) -> ScheduleError:
+    """The shape error: the reference's text, or the extended profile's,
+    which names the field at fault and its value."""
+    if profile == "reference":
+        return error("invalid_rule", Msg.LOCAL_SHAPE)
+    if _LOCAL_DATE.fullmatch(date) is None:
+        return error("invalid_rule", LocalAtMsg.date(date))
+    return error("invalid_rule", LocalAtMsg.time(time))
+
+
+def parse_local_at(
+    value: Mapping[str, object], *, profile: Profile = DEFAULT_PROFILE
+) -> int | ScheduleError:
     """Local ``{date, time, time_zone}``: overlap takes the earlier instant,
     a gap is rejected."""
     if value.keys() != _LOCAL_KEYS:
@@ -77,9 +114,10 @@ def parse_local_at(value: Mapping[str, object]) -> int | ScheduleError:
     if not isinstance(zone_name, str):
         return error("invalid_time_zone", Msg.ZONE_STRING)
     date_match = _LOCAL_DATE.fullmatch(date)
-    time_match = _LOCAL_TIME.fullmatch(time)
+    time_pattern = _LOCAL_TIME if profile == "reference" else _LOCAL_TIME_EXTENDED
+    time_match = time_pattern.fullmatch(time)
     if date_match is None or time_match is None:
-        return error("invalid_rule", Msg.LOCAL_SHAPE)
+        return _local_shape(date, time, profile)
     wall = _civil(date_match.groups() + time_match.groups()[0:3], time_match.group(4))
     if _clock_out_of_range(wall):
         return error("invalid_rule", Msg.LOCAL_REAL)
@@ -115,10 +153,10 @@ def _resolve_local(wall: CivilTime, offset_at: _OffsetAt) -> int | ScheduleError
     return error("invalid_rule", Msg.LOCAL_GAP)
 
 
-def parse_at(value: object) -> int | ScheduleError:
+def parse_at(value: object, *, profile: Profile = DEFAULT_PROFILE) -> int | ScheduleError:
     """Either form of ``at``, as the domain layer validates it."""
     if isinstance(value, str):
         return parse_offset_at(value)
     if isinstance(value, Mapping):
-        return parse_local_at(value)
+        return parse_local_at(value, profile=profile)
     return error("invalid_rule", Msg.AT_KIND)

@@ -62,7 +62,7 @@ class CalendarMsg:
     """Why a ``calendar`` value was refused (``invalid_rule``; the zone
     errors are ``invalid_time_zone`` with the ``at`` selector's messages,
     :attr:`Msg.ZONE_STRING` and :attr:`Msg.ZONE`). Cron texts get
-    :class:`tickler.core._cron.CronMsg`."""
+    :class:`tickler.core._cron.CronMsg`'s messages."""
 
     KIND: Final = (
         "calendar must be an object with cron and time_zone, "
@@ -72,7 +72,7 @@ class CalendarMsg:
         "calendar must contain cron and time_zone, and may contain dst_gap and "
         "dst_overlap; no other keys."
     )
-    CRON_STRING: Final = "calendar cron must be a string."
+    CRON_STRING: Final = 'calendar cron must be a string, e.g. "0 9 * * 1-5".'
     DST_GAP: Final = 'calendar dst_gap must be "shift" (the default) or "skip".'
     DST_OVERLAP: Final = 'calendar dst_overlap must be "first" (the default) or "both".'
 

@@ -46,7 +46,7 @@ OFFSET_INSTANT_PATTERN: Final = (
     r"(Z|[+-][0-9]{2}:[0-9]{2})$"
 )
 LOCAL_DATE_PATTERN: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-LOCAL_TIME_PATTERN: Final = r"^[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?$"
+LOCAL_TIME_PATTERN: Final = r"^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,3})?)?$"
 
 
 def _closed(properties: JsonSchema) -> JsonSchema:
@@ -79,7 +79,9 @@ _LOCAL_AT: Final = _closed(
         "time": {
             "type": "string",
             "pattern": LOCAL_TIME_PATTERN,
-            "description": 'Local time HH:MM:SS (24-hour, seconds required), e.g. "09:00:00".',
+            "description": (
+                'Local time HH:MM or HH:MM:SS (24-hour; seconds optional), e.g. "09:00".'
+            ),
         },
         "time_zone": _ZONE,
     }
@@ -139,7 +141,7 @@ CREATE_INPUT: Final = _closed(
             "description": (
                 "One-shot target: an RFC 3339 string with offset, or a local "
                 '{"date", "time", "time_zone"} object, e.g. {"date": "2026-12-07", '
-                '"time": "09:00:00", "time_zone": "Europe/Berlin"}; else null.'
+                '"time": "09:00", "time_zone": "Europe/Berlin"}; else null.'
             ),
         },
         "every_seconds": _or_null(

@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from tickler.core._errors import shown
 from tickler.core._instant import civil_from_days, days_from_civil, days_in_month, is_leap_year
 
 MINUTES_PER_DAY: Final = 1440
@@ -50,53 +51,74 @@ _WEEKDAY_NAMES: Final = {
 
 
 class CronMsg:
-    """Why a cron text was refused; each names what to send instead."""
+    """Why a cron text was refused: each message names the text (or the
+    field and its value) and says what to send instead."""
 
-    SHAPE: Final = (
-        "calendar cron must be five fields separated by spaces, "
-        '"minute hour day-of-month month day-of-week" (e.g. "0 9 * * 1-5"), '
-        "or one of @hourly, @daily, @weekly, @monthly, @yearly."
-    )
-    MINUTE: Final = (
-        "calendar cron minute must be *, a number 0-59, a range a-b, a step */n or a-b/n, "
-        'or a comma list of these (e.g. "0,30" or "*/15").'
-    )
-    HOUR: Final = (
-        "calendar cron hour must be *, a number 0-23, a range a-b, a step */n or a-b/n, "
-        'or a comma list of these (e.g. "9" or "8-18/2").'
-    )
-    DAY: Final = (
-        "calendar cron day-of-month must be *, a number 1-31, a range a-b, a step */n or "
-        'a-b/n, or a comma list of these (e.g. "1,15").'
-    )
-    MONTH: Final = (
-        "calendar cron month must be *, a number 1-12 or a name jan-dec, a range a-b, "
-        'a step */n or a-b/n, or a comma list of these (e.g. "jan-mar" or "*/3").'
-    )
-    WEEKDAY: Final = (
-        "calendar cron day-of-week must be *, a number 0-7 (0 and 7 are Sunday) or a name "
-        'sun-sat, a range a-b, a step */n or a-b/n, or a comma list of these (e.g. "mon-fri").'
-    )
-    NEVER: Final = (
-        "calendar cron never matches a real date (e.g. February 30); "
-        "choose a day-of-month that exists in the chosen months."
-    )
+    @staticmethod
+    def shape(text: str) -> str:
+        return (
+            f"calendar cron {shown(text)} is not five fields separated by spaces: send "
+            '"minute hour day-of-month month day-of-week" (e.g. "0 9 * * 1-5") '
+            "or one of @hourly, @daily, @weekly, @monthly, @yearly."
+        )
+
+    @staticmethod
+    def field(name: str, item: str, problem: str, usage: str) -> str:
+        return f"calendar cron {name} {shown(item)} {problem}: use {usage}."
+
+    @staticmethod
+    def never(text: str) -> str:
+        return (
+            f"calendar cron {shown(text)} never matches a real date (e.g. February 30): "
+            'choose a day-of-month that exists in the chosen months, e.g. "0 9 28 2 *".'
+        )
+
+
+class _Problem:
+    """What is wrong with one item of a field (the message's middle)."""
+
+    OUT_OF_RANGE: Final = "is out of range"
+    NOT_A_NUMBER: Final = "is not a number"
+    NOT_A_NAME: Final = "is not a number or a name"
+    BACKWARDS: Final = "is a range from high to low"
+    STEP_RANGE: Final = "has a step out of range (1-{span})"
+    STEP_ALONE: Final = "has a step without a range (write a-b/n or */n)"
+    MALFORMED: Final = "is not valid"
 
 
 class _Field(NamedTuple):
+    name: str
     low: int
     high: int
     names: dict[str, int] | None
-    message: str
+    usage: str
+    """What the field accepts, with examples (the message's end)."""
 
 
 _FIELDS: Final = (
-    _Field(0, 59, None, CronMsg.MINUTE),
-    _Field(0, 23, None, CronMsg.HOUR),
-    _Field(1, 31, None, CronMsg.DAY),
-    _Field(1, 12, _MONTH_NAMES, CronMsg.MONTH),
-    _Field(0, 7, _WEEKDAY_NAMES, CronMsg.WEEKDAY),
-)
+    _Field(
+        "minute", 0, 59, None,
+        "*, a number 0-59, a range like 0-30, a list like 0,30 or a step like */15",
+    ),
+    _Field(
+        "hour", 0, 23, None,
+        "*, a number 0-23, a range like 8-18, a list like 9,17 or a step like 8-18/2",
+    ),
+    _Field(
+        "day-of-month", 1, 31, None,
+        "*, a number 1-31, a range like 1-15, a list like 1,15 or a step like */2",
+    ),
+    _Field(
+        "month", 1, 12, _MONTH_NAMES,
+        "*, a number 1-12 or a name jan-dec, a range like jan-mar, a list like 1,7 "
+        "or a step like */3",
+    ),
+    _Field(
+        "day-of-week", 0, 7, _WEEKDAY_NAMES,
+        "*, a number 0-7 (0 and 7 are Sunday) or a name sun-sat, a range like mon-fri, "
+        "a list like sat,sun or a step like */2",
+    ),
+)  # fmt: skip
 
 
 class CronFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -114,52 +136,78 @@ class CronFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     matches if either matches (Vixie cron); otherwise both must."""
 
 
-def _value(token: str, field: _Field) -> int | None:
+def _number(digits: str) -> int | None:
+    """The value of an ASCII digit string, or None past 999: beyond every
+    field and step (and ``int()`` refuses a string of thousands of digits)."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= 3 else None
+
+
+def _value(token: str, field: _Field) -> int | str:
+    """A value of the field, or the problem with it."""
     if token.isdigit():
-        number = int(token)
-    elif field.names is not None and token.lower() in field.names:
-        number = field.names[token.lower()]
+        number = _number(token)
+    elif field.names is not None:
+        number = field.names.get(token.lower())
+        if number is None:
+            return _Problem.NOT_A_NAME
     else:
-        return None
-    return number if field.low <= number <= field.high else None
+        return _Problem.NOT_A_NUMBER
+    if number is None or not field.low <= number <= field.high:
+        return _Problem.OUT_OF_RANGE
+    return number
 
 
-def _parse_field(text: str, field: _Field) -> frozenset[int] | None:
+def _parse_item(item: str, field: _Field) -> range | str:
+    """The values one comma-separated item matches, or the problem with it."""
+    match = _ITEM.fullmatch(item)
+    if match is None:
+        return _Problem.MALFORMED
+    star, first, last, step_text = match.groups()
+    if star:
+        low, high = field.low, field.high
+    else:
+        low_value = _value(first, field)
+        high_value = low_value if last is None else _value(last, field)
+        if isinstance(low_value, str):
+            return low_value
+        if isinstance(high_value, str):
+            return high_value
+        if high_value < low_value:
+            return _Problem.BACKWARDS
+        if step_text is not None and last is None:
+            return _Problem.STEP_ALONE  # "a/n" is not Vixie cron: send "a-b/n"
+        low, high = low_value, high_value
+    span = field.high - field.low + 1
+    step = 1 if step_text is None else _number(step_text)
+    if step is None or not 1 <= step <= span:
+        return _Problem.STEP_RANGE.format(span=span)
+    return range(low, high + 1, step)
+
+
+def _parse_field(text: str, field: _Field) -> frozenset[int] | str:
+    """The field's values, or the message naming the item at fault."""
     values: set[int] = set()
     for item in text.split(","):
-        match = _ITEM.fullmatch(item)
-        if match is None:
-            return None
-        star, first, last, step_text = match.groups()
-        if star:
-            low, high = field.low, field.high
-        else:
-            low_value = _value(first, field)
-            high_value = low_value if last is None else _value(last, field)
-            if low_value is None or high_value is None or high_value < low_value:
-                return None
-            if step_text is not None and last is None:
-                return None  # "a/n" is not Vixie cron: send "a-b/n"
-            low, high = low_value, high_value
-        step = 1 if step_text is None else int(step_text)
-        if not 1 <= step <= field.high - field.low + 1:
-            return None
-        values.update(range(low, high + 1, step))
+        matched = _parse_item(item, field)
+        if isinstance(matched, str):
+            return CronMsg.field(field.name, item, matched, field.usage)
+        values.update(matched)
     return frozenset(values)
 
 
 def parse_cron(text: str) -> CronFields | str:
-    """The parsed rule, or the :class:`CronMsg` saying why not (a rule that
-    never matches a real date is refused too)."""
-    text = MACROS.get(text.lower(), text) if text.startswith("@") else text
-    parts = _FIELD_SEPARATOR.split(text)
+    """The parsed rule, or the :class:`CronMsg` message saying why not (a
+    rule that never matches a real date is refused too)."""
+    expanded = MACROS.get(text.lower(), text) if text.startswith("@") else text
+    parts = _FIELD_SEPARATOR.split(expanded)
     if len(parts) != len(_FIELDS) or not all(parts):
-        return CronMsg.SHAPE
+        return CronMsg.shape(text)
     sets: list[frozenset[int]] = []
     for part, field in zip(parts, _FIELDS, strict=True):
         values = _parse_field(part, field)
-        if values is None:
-            return field.message
+        if isinstance(values, str):
+            return values
         sets.append(values)
     minutes, hours, days, months, weekdays = sets
     fields = CronFields(
@@ -171,7 +219,7 @@ def parse_cron(text: str) -> CronFields | str:
         day_or=not parts[2].startswith("*") and not parts[4].startswith("*"),
     )
     if wall_minutes(fields).days_per_cycle == 0:
-        return CronMsg.NEVER
+        return CronMsg.never(text)
     return fields
 
 

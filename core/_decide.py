@@ -116,7 +116,7 @@ def _decide(state: State, command: Command, now: int, profile: Profile) -> Decis
         ):
             return (), Failure(error("invalid_selector", Msg.SELECTOR))
         case CreateAfter() | CreateAt() | CreateEvery() | CreateCalendar():
-            return _create(state, command, now)
+            return _create(state, command, now, profile)
         case ListSchedules():
             views = tuple(_view(state, record, now) for record in state.active)
             return (), Success(Listed(views))
@@ -209,8 +209,10 @@ def _after(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleReco
     return AfterSchedule(id=schedule_id, prompt=prompt, after_seconds=seconds, scheduled_at=at)
 
 
-def _at(prompt: str, raw: object, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
-    target = parse_at(raw)
+def _at(
+    prompt: str, raw: object, schedule_id: str, now: int, profile: Profile
+) -> ScheduleRecord | ScheduleError:
+    target = parse_at(raw, profile=profile)
     at = target if isinstance(target, ScheduleError) else future_instant(target, now)
     if isinstance(at, ScheduleError):
         return at
@@ -244,7 +246,9 @@ def _calendar(
     )
 
 
-def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleRecord | ScheduleError:
+def _record(
+    command: CreateSchedule, schedule_id: str, now: int, profile: Profile
+) -> ScheduleRecord | ScheduleError:
     """The domain checks, in the reference's order (prompt first)."""
     prompt = tool_prompt(command.prompt)
     if isinstance(prompt, Breach):
@@ -253,14 +257,14 @@ def _record(command: CreateSchedule, schedule_id: str, now: int) -> ScheduleReco
         case CreateAfter(after_seconds=raw):
             return _after(prompt, raw, schedule_id, now)
         case CreateAt(at=raw):
-            return _at(prompt, raw, schedule_id, now)
+            return _at(prompt, raw, schedule_id, now, profile)
         case CreateEvery(every_seconds=raw):
             return _every(prompt, raw, schedule_id, now)
         case CreateCalendar(calendar=raw):
             return _calendar(prompt, raw, schedule_id, now)
 
 
-def _create(state: State, command: CreateSchedule, now: int) -> Decision:
+def _create(state: State, command: CreateSchedule, now: int, profile: Profile) -> Decision:
     request: tuple[str, str] | None = None
     if command.request_id is not None:
         if request_id_breach(command.request_id) is not None:
@@ -274,7 +278,7 @@ def _create(state: State, command: CreateSchedule, now: int) -> Decision:
             # was "scheduled" at its creation.
             return (), Success(Created(ScheduleView(earlier.schedule, "scheduled")))
         request = None if digest is None else (command.request_id, digest)
-    record = _record(command, state.seen_ids.allocate(), now)
+    record = _record(command, state.seen_ids.allocate(), now, profile)
     if isinstance(record, ScheduleError):
         return (), Failure(record)
     assert command.request_id is None or request is not None  # a deep value is refused

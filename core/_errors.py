@@ -6,6 +6,7 @@ match on either. ``schedule_not_found`` is not an error: it is a result.
 
 from __future__ import annotations
 
+import json
 from typing import Final, Literal, get_args
 
 import msgspec
@@ -108,6 +109,18 @@ class Msg:
 
 def error(code: ErrorCode, message: str) -> ScheduleError:
     return ScheduleError(code=code, message=message)
+
+
+_SHOWN_CHARACTERS: Final = 20
+
+
+def shown(value: str) -> str:
+    """A sent value as a message quotes it: a JSON string, ASCII only (any
+    other character escaped, so a message stays one plain line), its first
+    20 characters and its length when it is longer."""
+    if len(value) <= _SHOWN_CHARACTERS:
+        return json.dumps(value)
+    return f"{json.dumps(value[:_SHOWN_CHARACTERS])}... ({len(value):,} characters)"
 
 
 def persistence_uncertain(operation: Operation, schedule_id: str | None = None) -> ScheduleError:

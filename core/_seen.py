@@ -16,14 +16,21 @@ from pyrsistent import PMap, pmap
 PREFIX: Final = "schedule-"
 
 
+# More digits than any count of ids can have (and than Python's ``int()``
+# reads: it refuses strings of thousands of digits).
+_MAX_DIGITS: Final = 19
+
+
 def allocated_number(schedule_id: str) -> int | None:
-    """N for an id spelled exactly ``schedule-N`` (N >= 1, no leading zero)."""
+    """N for an id spelled exactly ``schedule-N`` (N >= 1, no leading zero);
+    None for any other id, and for an N of more than 19 digits, which no
+    allocation reaches."""
     if not schedule_id.startswith(PREFIX):
         return None
     digits = schedule_id[len(PREFIX) :]
     if not digits.isascii() or not digits.isdigit() or digits[0] == "0":
         return None
-    return int(digits)
+    return int(digits) if len(digits) <= _MAX_DIGITS else None
 
 
 class SeenIds:

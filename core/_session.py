@@ -94,6 +94,7 @@ class ParsedSession(tuple[SessionHeader, tuple[SessionEvent, ...]]):
         return self
 
 
+BLANK_LINE: Final = "a blank line, which the harness cannot read: each line holds one JSON record"
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 _EVENT: Final = msgspec.json.Decoder(SessionEvent)
 _MEMBERS: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -258,25 +259,26 @@ def _event_from(fields: dict[str, bytes]) -> SessionEvent:
 
 
 def parse_session_jsonl(data: bytes) -> ParsedSession:
-    """Parse a whole session file.
+    """Parse a whole session file, as the reference harness reads it.
 
-    A final line with no newline that is not valid JSON (a crash mid-write) is
-    dropped and reported as ``torn_tail``; any other bad line raises
-    :class:`SessionFileError` naming it. Blank lines are skipped. A packed
-    chunk row gives its members, each at the row's line.
+    The harness commits a line with its newline: a final line without one
+    (a crash mid-write, or a file cut) is dropped and reported as
+    ``torn_tail``, whether it is JSON or not. Any other bad line raises
+    :class:`SessionFileError` naming it; a blank line is one (the harness
+    cannot read it: it refuses the log, or drops every line from it on).
+    Blank space after the last newline is nothing. A packed chunk row gives
+    its members, each at the row's line.
     """
     raw_lines = data.split(b"\n")
-    torn_tail: bytes | None = None
-    last = raw_lines[-1]
-    if last.strip() and not is_json(last):
-        torn_tail = last
-        raw_lines[-1] = b""
+    last = raw_lines.pop()  # what follows the last newline
+    torn_tail = last if last.strip() else None
     header: SessionHeader | None = None
     events: list[SessionEvent] = []
     lines: list[int] = []
     for number, line in enumerate(raw_lines, start=1):
         if not line.strip():
-            continue
+            reason = BLANK_LINE if header is not None else f"invalid session header: {BLANK_LINE}"
+            raise SessionFileError(number, reason)
         if header is None:
             header = _parse_header(number, line)
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Literal
+from typing import Final, Literal
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -22,15 +22,60 @@ from tickler.core import (
     series_points,
 )
 from tickler.core import ScheduleError as ErrorValue
-from tickler.core._errors import ErrorCode, Operation
+from tickler.core._errors import ErrorCode, Msg, Operation
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+_EXAMPLE_AT: Final = (
+    "at=datetime(2031, 3, 7, 8, 0, tzinfo=UTC) or at=LocalTime(date(2031, 3, 7), time(9, 0), "
+    '"Europe/Berlin")'
+)
+_TYPED_ID: Final = (
+    'the reminder id must be non-empty without surrounding whitespace, e.g. "schedule-3" '
+    "as schedule() or reminders() returned it."
+)
+# The tool's messages that name its JSON fields, in the typed API's words:
+# a program passes keywords and Python values, not the model's JSON.
+_TYPED_MESSAGES: Final = {
+    Msg.SELECTOR: (
+        "schedule() takes exactly one of after=, at= or every= in the reference profile "
+        "(calendar= and request_id= need the extended profile), "
+        'e.g. schedule("tea", after=timedelta(minutes=5)).'
+    ),
+    Msg.SELECTOR_EXTENDED: (
+        "schedule() takes exactly one of after=, at=, every= or calendar=, e.g. "
+        'schedule("tea", after=timedelta(minutes=5)) or schedule("stand-up", '
+        'calendar=Calendar("0 9 * * 1-5", "Europe/Berlin")).'
+    ),
+    Msg.AFTER_SECONDS: (
+        "after must be a positive timedelta of whole seconds, e.g. after=timedelta(minutes=20)."
+    ),
+    Msg.EVERY_SECONDS: "every must be a timedelta of whole seconds, e.g. every=timedelta(hours=1).",
+    Msg.EVERY_FLOOR: "every must be at least 300 seconds, e.g. every=timedelta(minutes=5).",
+    Msg.AT_SHAPE: f"at must be an aware datetime or a LocalTime, e.g. {_EXAMPLE_AT}.",
+    Msg.AT_KIND: f"at must be an aware datetime or a LocalTime, e.g. {_EXAMPLE_AT}.",
+    Msg.UPDATE: (
+        "update() takes at least one of prompt=, paused= or snooze=, "
+        'e.g. update("schedule-3", snooze=timedelta(minutes=10)).'
+    ),
+    Msg.UPDATE_ID: _TYPED_ID,
+    Msg.DELETE_ID: _TYPED_ID,
+    Msg.PAUSED: "paused must be True (stop delivering) or False (resume).",
+    Msg.SNOOZE_SECONDS: (
+        "snooze must be a timedelta of whole seconds, at least 1 second, "
+        "e.g. snooze=timedelta(minutes=10)."
+    ),
+}
+
+
 class ScheduleError(Exception):
     """A refused schedule operation: ``code`` is one of the ten closed
-    codes and ``message`` the text the model would see for the same call
-    (``operation`` and ``id`` as in ``persistence_uncertain``)."""
+    codes and ``message`` the text the model would see for the same call,
+    except that a message naming the tool's JSON fields (``after_seconds``,
+    ``snooze_seconds``, ...) names the typed API's keywords instead
+    (``after=``, ``snooze=``, ...); ``operation`` and ``id`` as in
+    ``persistence_uncertain``."""
 
     def __init__(
         self,
@@ -47,7 +92,10 @@ class ScheduleError(Exception):
 
     @classmethod
     def of(cls, value: ErrorValue) -> ScheduleError:
-        return cls(value.code, value.message, value.operation, value.id)
+        """The typed API's error for a tool's error value: the same code, in
+        the typed API's words."""
+        message = _TYPED_MESSAGES.get(value.message, value.message)
+        return cls(value.code, message, value.operation, value.id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,7 @@ class ScheduleRuntime:
     """The live runtime of one session: tools, timers and deliveries.
 
     ``start()`` loads the session (snapshot, then the log after it) and makes
-    the first delivery check; ``call_tool`` answers the three tools;
+    the first delivery check; ``call_tool`` answers the profile's tools;
     ``dispose()`` stops it: it waits for the transaction in flight, lets a
     hand-over in flight finish for up to ``dispose_grace_s`` (and records its
     outcome) before it cancels it (that follow-up stays in the outbox), and
@@ -326,7 +326,11 @@ class ScheduleRuntime:
             if self._fault is not None:
                 return Failure(CORRUPT_LOG)
             now = self._clock.now_ms()
-            changes, result = decide(loaded.state, command, now, profile=self._profile)
+            try:
+                changes, result = decide(loaded.state, command, now, profile=self._profile)
+            except Exception:  # a fault in the rules is the call's answer, as in ``handle``
+                logger.exception("schedule: the rules failed on a %s call", operation)
+                return Failure(INTERNAL_ERROR)
             if not changes:
                 return result  # type: ignore[return-value] # a tool command's outcome
             created_id = _created_id(result.value_or(None))

@@ -216,7 +216,7 @@ class Session(Generic[H_co]):
         :class:`Calendar`; extended profile). ``request_id`` makes a retry
         return the first reminder instead of a second (extended profile).
         Raises :class:`ScheduleError` for what the tool would refuse, with
-        the same code and message."""
+        the same code and the message in this method's keywords."""
         args = create_arguments(prompt, after, at, every, calendar=calendar, request_id=request_id)
         outcome = await self._typed("schedule_create", args)
         assert isinstance(outcome, Created)

@@ -324,7 +324,11 @@ def mcp(
     log_level: str,
     log_format: str,
 ) -> int:
-    """Serve the three tools over MCP (stdio), and deliver due reminders.
+    """Serve the four schedule tools over MCP (stdio), and deliver due reminders.
+
+    The extended profile (the default) serves schedule_create, schedule_list,
+    schedule_delete and schedule_update; --profile reference serves the
+    first three, the exact v1 contract.
 
     MCP clients do not start a model turn from a server notification, so a
     due reminder goes to --deliver-cmd or --deliver-url (exactly one); it is

@@ -1,7 +1,7 @@
 """``tickler chat``: an interactive terminal chat with durable reminders.
 
 With ``TICKLER_MODEL`` set (e.g. ``openai:gpt-4o-mini`` and the provider's
-key) the agent is a real PydanticAI agent with the three tools; without
+key) the agent is a real PydanticAI agent with the four tools; without
 it, the offline rule-based model answers. Reminders arrive as turns while
 you chat, and survive quitting: they are in the session's log. Times are
 shown in UTC and in this machine's zone.

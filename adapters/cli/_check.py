@@ -196,12 +196,14 @@ def _examine(source: Source, session: str | None) -> Examined:
     if isinstance(read, FileVerdict):
         return Examined(read)
     data, torn_at = read
-    # Outside a store, the file is read as the harness reads it: a final
-    # line without its newline (JSON or not) is a torn record, not read.
-    # Inside, as the store reads it (it completes a whole JSON final line).
-    tail = b"" if source.in_store else _open_tail(data)
+    # Outside a store, the file is read as the harness reads it (and as
+    # parse_session_jsonl does): a final line without its newline, JSON or
+    # not, is a torn record, not read. Inside, as the store reads it: it
+    # completes a whole JSON final line.
+    if source.in_store and (tail := _open_tail(data)) and is_json(tail):
+        data += b"\n"
     try:
-        parsed = parse_session_jsonl(data[: len(data) - len(tail)])
+        parsed = parse_session_jsonl(data)
     except SessionFileError as exc:
         status = UNREADABLE if exc.line == 1 and "header" in exc.reason else CORRUPT
         return Examined(FileVerdict(path, status, exc.line, exc.reason, session=session))
@@ -211,7 +213,7 @@ def _examine(source: Source, session: str | None) -> Examined:
     if (problem := _fault(result, parsed)) is not None:
         line, reason = problem
         return Examined(FileVerdict(path, CORRUPT, line, reason, session=session))
-    torn = parsed.torn_tail is not None or torn_at is not None or bool(tail)
+    torn = parsed.torn_tail is not None or torn_at is not None
     if torn and not (source.in_store and crash_tail_expected(Path(path))):
         # Outside a store nothing tells a crash's tail from a cut file: a log
         # closed cleanly must never pass as valid with its end missing.
@@ -219,7 +221,8 @@ def _examine(source: Source, session: str | None) -> Examined:
         if torn_at is not None:
             reason = TORN_FRAME.format(at=torn_at)
         else:
-            reason = OPEN_LINE if tail and is_json(tail) else TORN_LINE
+            cut = parsed.torn_tail
+            reason = OPEN_LINE if cut is not None and is_json(cut) else TORN_LINE
         return Examined(FileVerdict(path, CORRUPT, line, reason, session=session), parsed)
     verdict = FileVerdict(
         path,

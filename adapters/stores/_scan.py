@@ -4,7 +4,8 @@ Nothing is kept but a sparse offset index (one offset per ``STRIDE``
 events), so a session of a million events opens in bounded memory and
 ``events(start)`` seeks close to ``start`` instead of re-reading from the top.
 
-Lines are read as :func:`tickler.core.parse_session_jsonl` reads them: the
+Lines are read as :func:`tickler.core.parse_session_jsonl` reads them (a
+blank line is a bad line, as for the harness): the
 store's own lines take msgspec's fast decoder; any line it cannot read (a
 harness's packed chunk row, ``seq`` written ``1.0``, nesting deeper than the
 C reader's recursion) takes the core's general reader, which never raises
@@ -34,7 +35,7 @@ import msgspec
 from tickler.adapters.stores._files import CorruptStore, reader
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core._chunkrows import PACKED_TYPES
-from tickler.core._session import decode_header_line, decode_record_line, is_json
+from tickler.core._session import BLANK_LINE, decode_header_line, decode_record_line, is_json
 
 STRIDE: Final = 256
 _CHUNK: Final = 1 << 20
@@ -143,9 +144,7 @@ def _take_lines(scanned: Scanned, buffer: bytes, at: int) -> int:
     start = 0
     find = buffer.find
     while scanned.header is None and (newline := find(b"\n", start)) >= 0:
-        line = buffer[start:newline]
-        if line.strip():
-            scanned.header = _decode_header(line, at + start)
+        scanned.header = _decode_header(buffer[start:newline], at + start)
         start = newline + 1
     length = scanned.length
     index = scanned.index
@@ -159,12 +158,13 @@ def _take_lines(scanned: Scanned, buffer: bytes, at: int) -> int:
             except _FAST_FAILS:
                 decoded = None
             if decoded is None or decoded.type in packed:
-                # A blank line (skipped; it never decodes), a packed row,
-                # JavaScript's numbers, deep nesting: the core's reader.
-                if line and not line.isspace():
-                    scanned.length = length
-                    _take_record(scanned, line, at + start)
-                    length = scanned.length
+                # A packed row, JavaScript's numbers, deep nesting: the
+                # core's reader. A blank line never decodes: it is refused.
+                if not line.strip():
+                    raise _BadLine(at + start, BLANK_LINE)
+                scanned.length = length
+                _take_record(scanned, line, at + start)
+                length = scanned.length
             else:
                 if decoded.seq != length:
                     raise _BadLine(at + start, f"event seq {decoded.seq} should be {length}")
@@ -200,6 +200,8 @@ def _take_record(scanned: Scanned, line: bytes, offset: int) -> None:
 
 
 def _decode_header(line: bytes, offset: int) -> SessionHeader:
+    if not line.strip():
+        raise _BadLine(offset, f"invalid session header: {BLANK_LINE}")
     try:
         return decode_header_line(line)
     except _MSGSPEC_ERRORS as exc:
@@ -207,7 +209,7 @@ def _decode_header(line: bytes, offset: int) -> SessionHeader:
 
 
 def _read_header(fd: int, size: int) -> tuple[SessionHeader, int]:
-    """The header (the first non-blank line) and where the line after it starts."""
+    """The header (the first line) and where the line after it starts."""
     offset, carry = 0, b""
     while offset < size:
         chunk = os.pread(fd, min(1 << 16, size - offset), offset)
@@ -215,11 +217,8 @@ def _read_header(fd: int, size: int) -> tuple[SessionHeader, int]:
             break
         offset += len(chunk)
         carry += chunk
-        start = 0
-        while (newline := carry.find(b"\n", start)) >= 0:
-            if carry[start:newline].strip():
-                return _decode_header(carry[start:newline], start), newline + 1
-            start = newline + 1
+        if (newline := carry.find(b"\n")) >= 0:
+            return _decode_header(carry[:newline], 0), newline + 1
     raise _BadLine(0, "missing session header")
 
 

@@ -13,12 +13,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 from tickler.adapters.cli import cli
 from tickler.adapters.cli._errors import run
 from tickler.adapters.cli._mcp import main
+from tickler.core import tool_catalog
 
 ENTRY_POINTS = {
     "tickler mcp": [sys.executable, "-m", "tickler.adapters.cli", "mcp"],
@@ -60,6 +62,32 @@ def test_both_entry_points_take_the_same_options(capsys: pytest.CaptureFixture[s
     }
     assert options(via_cli) == expected
     assert options(via_module) == expected
+
+
+EXAMPLE: Final = Path(__file__).resolve().parents[2] / "examples" / "mcp_server.md"
+
+
+def test_the_help_and_the_example_say_which_tools_each_profile_serves(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 25, item 8: they said "three tools" while the default profile
+    serves four."""
+    extended = [tool["name"] for tool in tool_catalog(profile="extended")]
+    reference = [tool["name"] for tool in tool_catalog(profile="reference")]
+    assert (len(extended), len(reference)) == (4, 3)
+    assert run(cli, ["--help"]) == 0
+    summary = capsys.readouterr().out
+    assert re.search(r"\n  mcp +Serve the four schedule tools over MCP", summary), summary
+    assert run(cli, ["mcp", "--help"]) == 0
+    detail = " ".join(capsys.readouterr().out.split())
+    example = " ".join(EXAMPLE.read_text().split())
+    for text in (detail, example):
+        assert "three tools" not in text
+        assert all(name in text for name in extended), text
+    assert "Serve the four schedule tools" in detail
+    assert "The extended profile (the default) serves" in detail
+    assert "--profile reference serves the first three" in detail
+    assert "The client's model gets four tools" in example
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)

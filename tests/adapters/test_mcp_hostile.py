@@ -124,10 +124,10 @@ class _RawWriter:
         await self.aclose()
 
 
-def server_params(store: Path) -> StdioServerParameters:
+def server_params(store: Path, profile: str = "reference") -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tickler", "mcp", "--profile", "reference", "--store", str(store),
+        args=["-m", "tickler", "mcp", "--profile", profile, "--store", str(store),
               "--session", "s",
               "--deliver-cmd", "true"],
         env={"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None,
@@ -135,9 +135,11 @@ def server_params(store: Path) -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def raw_transport(store: Path, errlog: Path) -> AsyncIterator[tuple[Any, Any]]:
+async def raw_transport(
+    store: Path, errlog: Path, profile: str = "reference"
+) -> AsyncIterator[tuple[Any, Any]]:
     with errlog.open("a") as err:
-        async with stdio_client(server_params(store), errlog=err) as (read, write):
+        async with stdio_client(server_params(store, profile), errlog=err) as (read, write):
             yield read, _RawWriter(write)
 
 
@@ -192,6 +194,32 @@ def test_arguments_the_sdk_cannot_read_get_the_references_answers(tmp_path: Path
             # The session is intact and still served.
             listed = await answer(client, "schedule_list", {})
             assert json.loads(text_of(listed))[0]["id"] == "schedule-1"
+
+    anyio.run(scenario)
+
+
+def test_a_cron_number_of_thousands_of_digits_gets_a_tool_answer(tmp_path: Path) -> None:
+    """Issue 25, item 3: Python's int() refused the number, the tool call
+    raised, and the client got a JSON-RPC error (the server a traceback);
+    now it is an ``invalid_rule`` answer naming the field, and the server
+    goes on."""
+
+    async def scenario() -> None:
+        errlog = tmp_path / "server.log"
+        transport = raw_transport(tmp_path / "store", errlog, profile="extended")
+        async with Client(transport) as client:
+            for cron, field in ((f"{BIG} * * * *", "minute"), (f"0 */{BIG} * * *", "hour")):
+                calendar = {"cron": cron, "time_zone": "UTC"}
+                refused = await answer(client, CREATE, {"prompt": "x", "calendar": calendar})
+                assert refused.is_error is True
+                assert json.loads(text_of(refused))["code"] == "invalid_rule"
+                message = json.loads(text_of(refused))["message"]
+                assert message.startswith(f"calendar cron {field} "), message
+                assert "(5,00" in message  # the value is shown cut short, with its length
+            calendar = {"cron": "0 9 * * *", "time_zone": "UTC"}
+            created = await answer(client, CREATE, {"prompt": "x", "calendar": calendar})
+            assert created.is_error is False
+        assert "Traceback" not in errlog.read_text()
 
     anyio.run(scenario)
 

@@ -99,3 +99,18 @@ def test_a_refused_rule_says_why() -> None:
     answer = _ask(model, "every day at 9 Mars/Olympus_Mons water")
     assert answer.startswith("Sorry, that did not work: ")
     assert tools.state.active == ()
+
+
+def test_an_amount_of_thousands_of_digits_gets_the_tools_answer() -> None:
+    """Python's int() refuses more than 4,300 digits: the chat's model
+    raised; now the tools refuse the amount as they refuse any unsafe one."""
+    tools = Recorder()
+    model = OfflineModel(tools, lambda: NOW, zone=TOKYO)
+    for text in (
+        "remind me in " + "1" * 5000 + " seconds to stretch",
+        "every " + "1" * 5000 + " minutes drink water",
+    ):
+        answer = _ask(model, text)
+        assert answer.startswith("Sorry, that did not work:"), answer
+    assert [name for name, _ in tools.calls] == ["schedule_create", "schedule_create"]
+    assert tools.state.active == ()

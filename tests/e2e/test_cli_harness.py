@@ -303,6 +303,26 @@ def test_a_final_line_without_newline_has_one_verdict_however_the_file_is_named(
     assert json.loads(inspected.stdout)["events"] == 1  # what the harness reads
 
 
+@pytest.mark.parametrize("blank", [b"\n", b" \t\n"], ids=["empty", "spaces"])
+def test_a_blank_line_has_one_verdict_however_the_file_is_named(
+    tmp_path: Path, blank: bytes
+) -> None:
+    """Issue 25, item 9: the harness cannot read a blank line (it refuses
+    the log, or drops every line from it on); check called it valid."""
+    data = header("s1") + create(0, 1) + blank + create(1, 2)
+    harness = put(tmp_path / "root" / "_no-cwd" / "s1" / "session.jsonl", data)
+    flat = put(tmp_path / "flat" / "s1.jsonl", data)
+    seen = [
+        *verdicts(str(harness)),
+        *verdicts(str(tmp_path / "root")),
+        *verdicts(str(flat)),
+        *verdicts(str(flat.parent)),
+    ]
+    for verdict in seen:
+        assert (verdict["status"], verdict["line"]) == ("corrupt", 3), verdict
+        assert str(verdict["reason"]).startswith("a blank line, which the harness cannot read")
+
+
 def test_a_moved_session_directory_has_one_verdict_however_the_file_is_named(
     tmp_path: Path,
 ) -> None:

@@ -18,7 +18,7 @@ from tickler.adapters.stores._jsonl import JsonlLog, JsonlStore
 from tickler.adapters.stores._lines import decode_line, encode_batch, header_line
 from tickler.adapters.stores._wal import MAGIC, encode_record, read_records
 from tickler.core import SessionHeader, parse_session_jsonl
-from tickler.core._session import SessionFileError, event
+from tickler.core._session import BLANK_LINE, SessionFileError, event
 from tickler.shell._ports import NewEvent, Snapshot, StoreError
 from tickler.testing import expected, summary
 
@@ -33,6 +33,8 @@ from .conftest import (
 )
 
 HEADER = header_line(SessionHeader(id="s1", created_at=5))
+HARNESS_HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":5,"delegationDepth":0}'
+EVENT = b'{"type":"turn/start","seq":%d,"time":1,"data":{}}'
 
 
 async def write_session(directory: Path, count: int, **options: object) -> Path:
@@ -86,7 +88,6 @@ async def test_a_harness_file_opens_and_takes_appends(tmp_path: Path) -> None:
         b'"futureKey":true}\n'
         b'{"type":"message","seq":0,"time":1,"data":{"role":"user"},"surfaceOp":"x",'
         b'"sourceEventSeqs":[]}\n'
-        b"\n"
         b'{"type":"session/end-seed","seq":1,"time":2,"data":null,"ignorable":true}\n'
     )
     (tmp_path / "s1.jsonl").write_bytes(original)
@@ -104,6 +105,35 @@ async def test_a_harness_file_opens_and_takes_appends(tmp_path: Path) -> None:
     data = (tmp_path / "s1.jsonl").read_bytes()
     assert data.startswith(original)  # never rewritten, only appended to
     assert [item.seq for item in parse_session_jsonl(data).events] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("lines", "number", "reason"),
+    [
+        ([HARNESS_HEADER, b"", EVENT % 0], 2, BLANK_LINE),
+        ([HARNESS_HEADER, EVENT % 0, b"  ", EVENT % 1], 3, BLANK_LINE),
+        ([HARNESS_HEADER, EVENT % 0, b""], 3, BLANK_LINE),
+        ([b"", HARNESS_HEADER, EVENT % 0], 1, f"invalid session header: {BLANK_LINE}"),
+    ],
+)
+async def test_a_blank_line_is_corruption_named_by_its_line(
+    tmp_path: Path, lines: list[bytes], number: int, reason: str
+) -> None:
+    """Issue 25, item 9: the harness cannot read a blank line; the store
+    skipped it, as parse_session_jsonl did. Now both name it, and the file
+    is left as it is."""
+    data = b"".join(line + b"\n" for line in lines)
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(SessionFileError) as parsed:
+        parse_session_jsonl(data)
+    assert (parsed.value.line, parsed.value.reason) == (number, reason)
+    store = JsonlStore(tmp_path)
+    with pytest.raises(CorruptStore) as opened:
+        await store.open("s1", created_at=1)
+    await store.close()
+    assert str(opened.value) == f"{path}: line {number}: {reason}"
+    assert path.read_bytes() == data
 
 
 async def test_a_torn_tail_a_journal_covers_is_dropped_reported_and_replayed(

@@ -118,10 +118,14 @@ async def open_placed(root: Path, session_id: str, data: bytes) -> tuple[JsonlSt
     return store, await store.open(session_id, created_at=1)
 
 
-async def check_reads_and_continues(root: Path, session_id: str, data: bytes) -> None:
+async def check_reads_and_continues(
+    root: Path, session_id: str, data: bytes, placed: bytes | None = None
+) -> None:
+    """The store reads ``placed`` (default ``data``) as parse_session_jsonl
+    reads ``data``, and appends after it."""
     parsed = parse_session_jsonl(data)
     expected = rows(parsed.events)
-    store, log = await open_placed(root, session_id, data)
+    store, log = await open_placed(root, session_id, data if placed is None else placed)
     try:
         assert log.header == parsed.header
         assert log.length == len(expected)
@@ -178,8 +182,13 @@ async def test_a_deeply_nested_event_in_the_file(depth: int, tmp_path: Path) -> 
 
 
 async def test_a_deep_final_line_missing_only_its_newline(tmp_path: Path) -> None:
-    data = deep_file("deep", 5_000)[:-1]
-    await check_reads_and_continues(tmp_path, "deep", data)
+    """The harness (and parse_session_jsonl) drops such a line as a torn
+    tail; the store, opening a file in its directory, completes it with its
+    newline (its own writes are covered by its journal) and reads it as
+    the harness reads the completed file."""
+    whole = deep_file("deep", 5_000)
+    assert parse_session_jsonl(whole[:-1]).torn_tail == whole[whole.rindex(b"\n", 0, -1) + 1 : -1]
+    await check_reads_and_continues(tmp_path, "deep", whole, placed=whole[:-1])
 
 
 async def test_a_deep_torn_final_line_is_corruption_not_a_crash(tmp_path: Path) -> None:

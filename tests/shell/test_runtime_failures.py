@@ -11,12 +11,14 @@ once, always after its follow-up record is durable.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Final
 
 import pytest
 
-from tickler.core import fold
+from tickler.core import decide, fold
+from tickler.shell import _runtime as runtime_module
 
 from .support import (
     MINUTE,
@@ -66,6 +68,33 @@ async def test_create_append_failure_appends_nothing() -> None:
         assert await r.views() == []
         assert r.runtime.next_wake is None
         assert (await r.create(after_seconds=9))["id"] == "schedule-1"
+
+
+def test_a_fault_in_the_rules_is_the_calls_internal_error(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tool call never raises (issue 25, item 3: a fault in the rules
+    reached the caller as a ValueError): it answers ``internal_error``, as
+    ``handle`` does, the fault is logged, and the session goes on."""
+
+    def faulty(state: Any, command: Any, now: int, **options: Any) -> Any:
+        if getattr(command, "prompt", None) == "boom":
+            raise ValueError("a fault in the rules")
+        return decide(state, command, now, **options)
+
+    monkeypatch.setattr(runtime_module, "decide", faulty)
+
+    async def scenario() -> None:
+        async with rig() as r:
+            answer = await r.runtime.call_tool("schedule_create", {"prompt": "boom", "at": "x"})
+            assert json.loads(answer) == INTERNAL
+            assert r.log.length == 0
+            assert (await r.create(after_seconds=9))["id"] == "schedule-1"
+
+    with caplog.at_level("ERROR", logger="tickler.runtime"):
+        asyncio.run(scenario())
+    assert [r.message for r in caplog.records] == ["schedule: the rules failed on a create call"]
+    assert caplog.records[0].exc_info is not None
 
 
 @async_test

@@ -1,7 +1,8 @@
 """The typed API (``session.schedule``, ``reminders``, ``cancel``): Python
 values in, a frozen ``Reminder`` or a raised ``ScheduleError`` out, through
-the same pipeline as the model's tools - the same rules and messages, the
-same events in the log, byte for byte, and the same durability barrier."""
+the same pipeline as the model's tools - the same rules, codes and messages
+(in the typed API's words where the tool's name its JSON fields), the same
+events in the log, byte for byte, and the same durability barrier."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 import tickler
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._memory import MemoryStore
+from tickler.core import Profile
 from tickler.shell._clock import VirtualClock
 from tickler.shell._host import FollowUp, IdleClaim
 from tickler.shell._ports import SessionStore
@@ -56,14 +58,16 @@ class Quiet:
 
 @asynccontextmanager
 async def running(
-    store: SessionStore | None = None, clock: VirtualClock | None = None
+    store: SessionStore | None = None,
+    clock: VirtualClock | None = None,
+    profile: Profile = "extended",
 ) -> AsyncIterator[Session]:
     clock = clock if clock is not None else VirtualClock(T0)
     store = store if store is not None else MemoryStore()
     timers = TimerHeap(clock)
     try:
         async with open_session(
-            store, "s1", host=lambda _session: Quiet(), clock=clock, timers=timers
+            store, "s1", host=lambda _session: Quiet(), clock=clock, timers=timers, profile=profile
         ) as session:
             yield session
     finally:
@@ -172,10 +176,34 @@ REFUSED: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"after_seconds": 300, "every_seconds": 300},
     ),
 ]
+AT_TYPED = (
+    "at must be an aware datetime or a LocalTime, e.g. at=datetime(2031, 3, 7, 8, 0, tzinfo=UTC) "
+    'or at=LocalTime(date(2031, 3, 7), time(9, 0), "Europe/Berlin").'
+)
+SELECTOR_TYPED = (
+    "schedule() takes exactly one of after=, at=, every= or calendar=, e.g. "
+    'schedule("tea", after=timedelta(minutes=5)) or schedule("stand-up", '
+    'calendar=Calendar("0 9 * * 1-5", "Europe/Berlin")).'
+)
+# Issue 25, item 8: where the tool's message names its JSON fields, the
+# typed API's names its own keywords (the code stays the tool's).
+TYPED_MESSAGES: dict[str, str] = {
+    "zero delay": "after must be a positive timedelta of whole seconds, "
+    "e.g. after=timedelta(minutes=20).",
+    "negative delay": "after must be a positive timedelta of whole seconds, "
+    "e.g. after=timedelta(minutes=20).",
+    "fractional delay": "after must be a positive timedelta of whole seconds, "
+    "e.g. after=timedelta(minutes=20).",
+    "too frequent": "every must be at least 300 seconds, e.g. every=timedelta(minutes=5).",
+    "naive datetime": AT_TYPED,
+    "no selector": SELECTOR_TYPED,
+    "two selectors": SELECTOR_TYPED,
+}
+JSON_FIELDS = ("after_seconds", "every_seconds", "snooze_seconds", "schedule_create")
 
 
 @pytest.mark.parametrize(("case", "typed", "tool"), REFUSED, ids=[c[0] for c in REFUSED])
-def test_a_refused_call_raises_the_tools_code_and_message(
+def test_a_refused_call_raises_the_tools_code_in_the_typed_apis_words(
     case: str, typed: dict[str, Any], tool: dict[str, Any]
 ) -> None:
     async def scenario() -> None:
@@ -185,11 +213,46 @@ def test_a_refused_call_raises_the_tools_code_and_message(
             )
             with pytest.raises(ScheduleError) as refused:
                 await session.schedule("p", **typed)
-            assert {"code": refused.value.code, "message": refused.value.message} == answer
-            assert str(refused.value) == f"{answer['code']}: {answer['message']}"
+            message = TYPED_MESSAGES.get(case, answer["message"])
+            assert (refused.value.code, refused.value.message) == (answer["code"], message)
+            assert str(refused.value) == f"{answer['code']}: {message}"
+            assert not any(field in message for field in JSON_FIELDS), message
             assert await session.reminders() == ()  # nothing was created either way
 
     asyncio.run(scenario())
+
+
+@async_test
+async def test_the_reference_profile_names_its_own_keywords_too() -> None:
+    async with running(profile="reference") as session:
+        with pytest.raises(ScheduleError) as refused:
+            await session.schedule("p")
+    assert refused.value.code == "invalid_selector"
+    assert refused.value.message == (
+        "schedule() takes exactly one of after=, at= or every= in the reference profile "
+        '(calendar= and request_id= need the extended profile), e.g. schedule("tea", '
+        "after=timedelta(minutes=5))."
+    )
+
+
+@async_test
+async def test_update_errors_name_its_keywords() -> None:
+    async with running() as session:
+        await session.schedule("tea", after=timedelta(minutes=5))
+        with pytest.raises(ScheduleError) as nothing:
+            await session.update("schedule-1")
+        assert (nothing.value.code, nothing.value.message) == (
+            "invalid_selector",
+            "update() takes at least one of prompt=, paused= or snooze=, "
+            'e.g. update("schedule-3", snooze=timedelta(minutes=10)).',
+        )
+        with pytest.raises(ScheduleError) as zero:
+            await session.update("schedule-1", snooze=timedelta(0))
+        assert (zero.value.code, zero.value.message) == (
+            "invalid_rule",
+            "snooze must be a timedelta of whole seconds, at least 1 second, "
+            "e.g. snooze=timedelta(minutes=10).",
+        )
 
 
 @async_test
@@ -207,7 +270,8 @@ async def test_blank_prompts_and_ids_are_refused_as_the_tools_refuse_them() -> N
             await session.cancel(" x")
         assert (bad_id.value.code, bad_id.value.message) == (
             deleting["code"],
-            deleting["message"],
+            'the reminder id must be non-empty without surrounding whitespace, e.g. "schedule-3" '
+            "as schedule() or reminders() returned it.",
         )
 
 

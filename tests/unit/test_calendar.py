@@ -362,36 +362,122 @@ def invalid(value: object) -> ScheduleError:
     return result
 
 
+MINUTE_USE: Final = "*, a number 0-59, a range like 0-30, a list like 0,30 or a step like */15"
+HOUR_USE: Final = "*, a number 0-23, a range like 8-18, a list like 9,17 or a step like 8-18/2"
+DAY_USE: Final = "*, a number 1-31, a range like 1-15, a list like 1,15 or a step like */2"
+MONTH_USE: Final = (
+    "*, a number 1-12 or a name jan-dec, a range like jan-mar, a list like 1,7 or a step like */3"
+)
+WEEKDAY_USE: Final = (
+    "*, a number 0-7 (0 and 7 are Sunday) or a name sun-sat, a range like mon-fri, "
+    "a list like sat,sun or a step like */2"
+)
+
+
 @pytest.mark.parametrize(
     ("cron", "message"),
     [
-        ("0 9 * *", CronMsg.SHAPE),
-        ("0 9 * * * *", CronMsg.SHAPE),
-        (" 0 9 * * *", CronMsg.SHAPE),
-        ("", CronMsg.SHAPE),
-        ("@every", CronMsg.SHAPE),
-        ("60 9 * * *", CronMsg.MINUTE),
-        ("0/15 9 * * *", CronMsg.MINUTE),
-        ("*/0 9 * * *", CronMsg.MINUTE),
-        ("*/61 9 * * *", CronMsg.MINUTE),
-        ("0 24 * * *", CronMsg.HOUR),
-        ("0 5-3 * * *", CronMsg.HOUR),
-        ("0 9 0 * *", CronMsg.DAY),
-        ("0 9 32 * *", CronMsg.DAY),
-        ("0 9 L * *", CronMsg.DAY),
-        ("0 9 * 13 *", CronMsg.MONTH),
-        ("0 9 * foo *", CronMsg.MONTH),
-        ("0 9 * * 8", CronMsg.WEEKDAY),
-        ("0 9 * * fri-mon", CronMsg.WEEKDAY),
-        ("0 9 ? * *", CronMsg.DAY),
-        ("0 9 * * ١", CronMsg.WEEKDAY),
-        ("0 0 30 2 *", CronMsg.NEVER),
-        ("0 0 31 4,6,9,11 *", CronMsg.NEVER),
-        ("0 0 30,31 feb *", CronMsg.NEVER),
+        ("0 9 * *", CronMsg.shape("0 9 * *")),
+        ("0 9 * * * *", CronMsg.shape("0 9 * * * *")),
+        (" 0 9 * * *", CronMsg.shape(" 0 9 * * *")),
+        ("", CronMsg.shape("")),
+        ("@every", CronMsg.shape("@every")),
+        ("61 * * * *", f'calendar cron minute "61" is out of range: use {MINUTE_USE}.'),
+        ("60 9 * * *", f'calendar cron minute "60" is out of range: use {MINUTE_USE}.'),
+        ("0,30,75 9 * * *", f'calendar cron minute "75" is out of range: use {MINUTE_USE}.'),
+        (
+            "0/15 9 * * *",
+            'calendar cron minute "0/15" has a step without a range (write a-b/n or */n): '
+            f"use {MINUTE_USE}.",
+        ),
+        (
+            "*/0 9 * * *",
+            f'calendar cron minute "*/0" has a step out of range (1-60): use {MINUTE_USE}.',
+        ),
+        (
+            "*/61 9 * * *",
+            f'calendar cron minute "*/61" has a step out of range (1-60): use {MINUTE_USE}.',
+        ),
+        ("0 24 * * *", f'calendar cron hour "24" is out of range: use {HOUR_USE}.'),
+        ("0 5-3 * * *", f'calendar cron hour "5-3" is a range from high to low: use {HOUR_USE}.'),
+        ("0 9 0 * *", f'calendar cron day-of-month "0" is out of range: use {DAY_USE}.'),
+        ("0 9 32 * *", f'calendar cron day-of-month "32" is out of range: use {DAY_USE}.'),
+        ("0 9 L * *", f'calendar cron day-of-month "L" is not a number: use {DAY_USE}.'),
+        ("0 9 1,,15 * *", f'calendar cron day-of-month "" is not valid: use {DAY_USE}.'),
+        ("0 9 * 13 *", f'calendar cron month "13" is out of range: use {MONTH_USE}.'),
+        ("0 9 * foo *", f'calendar cron month "foo" is not a number or a name: use {MONTH_USE}.'),
+        ("0 9 * * 8", f'calendar cron day-of-week "8" is out of range: use {WEEKDAY_USE}.'),
+        (
+            "0 9 * * fri-mon",
+            f'calendar cron day-of-week "fri-mon" is a range from high to low: use {WEEKDAY_USE}.',
+        ),
+        ("0 9 ? * *", f'calendar cron day-of-month "?" is not valid: use {DAY_USE}.'),
+        ("0 9 * * \u0661", f'calendar cron day-of-week "\\u0661" is not valid: use {WEEKDAY_USE}.'),
+        ("0 0 30 2 *", CronMsg.never("0 0 30 2 *")),
+        ("0 0 31 4,6,9,11 *", CronMsg.never("0 0 31 4,6,9,11 *")),
+        ("0 0 30,31 feb *", CronMsg.never("0 0 30,31 feb *")),
     ],
 )
-def test_invalid_cron_names_what_to_send(cron: str, message: str) -> None:
+def test_invalid_cron_names_the_field_the_value_and_what_to_send(cron: str, message: str) -> None:
     assert invalid({"cron": cron, "time_zone": "UTC"}) == ScheduleError("invalid_rule", message)
+
+
+def test_a_refused_cron_text_is_named_in_its_message() -> None:
+    assert CronMsg.shape("0 9 * *") == (
+        'calendar cron "0 9 * *" is not five fields separated by spaces: send '
+        '"minute hour day-of-month month day-of-week" (e.g. "0 9 * * 1-5") '
+        "or one of @hourly, @daily, @weekly, @monthly, @yearly."
+    )
+    assert CronMsg.never("0 0 30 2 *") == (
+        'calendar cron "0 0 30 2 *" never matches a real date (e.g. February 30): '
+        'choose a day-of-month that exists in the chosen months, e.g. "0 9 28 2 *".'
+    )
+
+
+LONG: Final = "1" * 5000  # past Python's 4,300-digit int() limit
+SHOWN_LONG: Final = '"11111111111111111111"... (5,000 characters)'
+
+
+@pytest.mark.parametrize(
+    ("cron", "field", "item", "problem"),
+    [
+        (f"{LONG} * * * *", "minute", SHOWN_LONG, "is out of range"),
+        (f"0 {LONG} * * *", "hour", SHOWN_LONG, "is out of range"),
+        (f"0 9 {LONG} * *", "day-of-month", SHOWN_LONG, "is out of range"),
+        (f"0 9 * {LONG} *", "month", SHOWN_LONG, "is out of range"),
+        (f"0 9 * * {LONG}", "day-of-week", SHOWN_LONG, "is out of range"),
+        (
+            f"*/{LONG} * * * *",
+            "minute",
+            '"*/111111111111111111"... (5,002 characters)',
+            "has a step out of range (1-60)",
+        ),
+        (
+            f"0 1-{LONG} * * *",
+            "hour",
+            '"1-111111111111111111"... (5,002 characters)',
+            "is out of range",
+        ),
+        (
+            f"0 9 1-5/{LONG} * *",
+            "day-of-month",
+            '"1-5/1111111111111111"... (5,004 characters)',
+            "has a step out of range (1-31)",
+        ),
+    ],
+)
+def test_a_number_of_thousands_of_digits_is_refused_by_name(
+    cron: str, field: str, item: str, problem: str
+) -> None:
+    """Issue 25, item 3: Python's int() refuses more than 4,300 digits; the
+    value is judged without it, and shown cut short."""
+    message = invalid({"cron": cron, "time_zone": "UTC"}).message
+    assert message.startswith(f"calendar cron {field} {item} {problem}: use ")
+
+
+def test_leading_zeros_do_not_count_against_a_value() -> None:
+    assert rule("0" * 5000 + "5 9 * * *").fields.minutes == (5,)
+    assert rule("*/" + "0" * 5000 + "15 9 * * *").fields.minutes == (0, 15, 30, 45)
 
 
 def test_rare_but_real_dates_are_accepted() -> None:
@@ -418,7 +504,11 @@ def test_rare_but_real_dates_are_accepted() -> None:
         ({**DAILY, "dst_overlap": "last"}, "invalid_rule", CalendarMsg.DST_OVERLAP),
         ({**DAILY, "dst_overlap": ["first"]}, "invalid_rule", CalendarMsg.DST_OVERLAP),
         # The order of the checks: keys, then cron, then zone, then policies.
-        ({"cron": "bad", "time_zone": "Mars", "dst_gap": "x"}, "invalid_rule", CronMsg.SHAPE),
+        (
+            {"cron": "bad", "time_zone": "Mars", "dst_gap": "x"},
+            "invalid_rule",
+            CronMsg.shape("bad"),
+        ),
         ({**DAILY, "time_zone": "Mars/Olympus", "dst_gap": "x"}, "invalid_time_zone", Msg.ZONE),
     ],
 )  # fmt: skip

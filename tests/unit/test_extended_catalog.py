@@ -59,4 +59,4 @@ def test_create_states_the_one_selector_rule_and_integer_seconds() -> None:
     assert props["after_seconds"]["anyOf"][0] == {"type": "integer", "minimum": 1}
     assert props["every_seconds"]["anyOf"][0] == {"type": "integer", "minimum": 300}
     local_at = props["at"]["anyOf"][1]["properties"]
-    assert local_at["time"]["pattern"] == r"^[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?$"
+    assert local_at["time"]["pattern"] == r"^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,3})?)?$"

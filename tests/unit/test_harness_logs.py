@@ -213,9 +213,12 @@ def test_a_text_row_stands_for_its_members() -> None:
     assert [r.id for r in fold(parsed.events).active] == ["schedule-1"]
 
 
-def test_a_packed_row_as_the_last_line_without_newline_is_kept() -> None:
+def test_a_packed_row_as_the_last_line_without_newline_is_a_torn_tail() -> None:
     packed = row("reasoning-chunks", 1, b'{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}')
     parsed = parse_session_jsonl(lines(HEADER, line(0)) + packed)
+    assert [e.seq for e in parsed.events] == [0]
+    assert parsed.torn_tail == packed
+    parsed = parse_session_jsonl(lines(HEADER, line(0), packed))
     assert [e.seq for e in parsed.events] == [0, 1, 2]
     assert parsed.torn_tail is None
 
@@ -302,10 +305,13 @@ def test_a_deep_unrelated_event_parses(depth: int, shape: Any) -> None:
 
 
 @pytest.mark.parametrize("depth", [1_000, 100_000])
-def test_a_deep_final_line_without_newline_is_not_taken_for_a_torn_tail(depth: int) -> None:
-    parsed = parse_session_jsonl(lines(HEADER) + line(0, nested(depth)))
+def test_a_deep_final_line_is_read_with_its_newline_and_torn_without(depth: int) -> None:
+    parsed = parse_session_jsonl(lines(HEADER, line(0, nested(depth))))
     assert [e.seq for e in parsed.events] == [0]
     assert parsed.torn_tail is None
+    parsed = parse_session_jsonl(lines(HEADER) + line(0, nested(depth)))
+    assert parsed.events == ()
+    assert parsed.torn_tail == line(0, nested(depth))
 
 
 @pytest.mark.parametrize("depth", [1_000, 100_000])

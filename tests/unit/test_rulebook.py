@@ -160,6 +160,7 @@ def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
     return tuple(_create(_record("at", id=f"schedule-{n}")) for n in numbers)
 
 
+HUGE_ID = "schedule-" + "1" * 5000
 EVERY = _create(_record("every", id="schedule-1"))
 CALENDAR = _calendar()
 AT = _create(_record("at", id="schedule-1"))
@@ -248,6 +249,15 @@ LOG_CASES = [
         _create(_record("at", id="schedule-7")),
         Breach.ID_REUSED,
         schedule_id="schedule-7",
+    ),
+    # an id of more digits than Python's int() reads (issue 25, item 3)
+    LogCase("new huge id", _ids(1), _create(_record("at", id=HUGE_ID)), None),
+    LogCase(
+        "reuse huge id",
+        (*_ids(1), _create(_record("at", id=HUGE_ID))),
+        _create(_record("at", id=HUGE_ID)),
+        Breach.ID_REUSED,
+        schedule_id=HUGE_ID,
     ),
     # deletes and dispatches of active ids
     LogCase("delete unknown", (), _delete("schedule-1"), Breach.DELETE_INACTIVE, schedule_id="schedule-1"),

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tickler.core import SessionFileError, fold, parse_session_jsonl
+from tickler.core._session import BLANK_LINE
 
 HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":1785931200000}'
 CREATE = (
@@ -75,9 +76,19 @@ def test_a_torn_final_line_is_dropped_and_reported() -> None:
     assert parsed.torn_tail == torn
 
 
-def test_a_complete_final_line_without_newline_is_kept() -> None:
+def test_a_complete_final_line_without_newline_is_dropped_as_the_harness_drops_it() -> None:
+    """Issue 25, item 9: the harness commits a line with its newline, and
+    drops a final one without it as a torn tail even when it is JSON; so
+    does this reader, and it reports it."""
     parsed = parse_session_jsonl(lines(HEADER, line(0)) + line(1))
-    assert [e.seq for e in parsed.events] == [0, 1]
+    assert [e.seq for e in parsed.events] == [0]
+    assert parsed.lines == (2,)
+    assert parsed.torn_tail == line(1)
+
+
+def test_blank_space_after_the_last_newline_is_nothing() -> None:
+    parsed = parse_session_jsonl(lines(HEADER, line(0)) + b" \t")
+    assert [e.seq for e in parsed.events] == [0]
     assert parsed.torn_tail is None
 
 
@@ -120,10 +131,28 @@ def test_a_sequence_gap_names_its_line() -> None:
     assert "seq" in caught.value.reason
 
 
-def test_blank_lines_are_skipped_but_counted() -> None:
-    parsed = parse_session_jsonl(HEADER + b"\n\n" + line(0) + b"\n\n")
-    assert [e.seq for e in parsed.events] == [0]
-    assert parsed.lines == (3,)
+@pytest.mark.parametrize(
+    ("data", "number"),
+    [
+        (lines(HEADER, b"", line(0)), 2),
+        (lines(HEADER, line(0), b"", line(1)), 3),
+        (lines(HEADER, line(0), b"  \r"), 3),  # whitespace only, at the end too
+        (lines(HEADER, line(0), b""), 3),
+    ],
+)
+def test_a_blank_line_is_a_bad_line_named_by_its_number(data: bytes, number: int) -> None:
+    """Issue 25, item 9: the harness cannot read a blank line (it refuses
+    the log, or drops every line from it on); it was skipped here, and the
+    log called valid."""
+    with pytest.raises(SessionFileError) as caught:
+        parse_session_jsonl(data)
+    assert (caught.value.line, caught.value.reason) == (number, BLANK_LINE)
+
+
+def test_a_blank_first_line_is_no_header() -> None:
+    with pytest.raises(SessionFileError) as caught:
+        parse_session_jsonl(lines(b"", HEADER, line(0)))
+    assert (caught.value.line, caught.value.reason) == (1, f"invalid session header: {BLANK_LINE}")
 
 
 @pytest.mark.parametrize("data", [b"", b"\n", b"  \n\n"])

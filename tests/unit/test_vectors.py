@@ -268,7 +268,10 @@ def test_occurrence(case: Case) -> None:
 
 @pytest.mark.parametrize("case", _cases("at.jsonl"))
 def test_at(case: Case) -> None:
-    changes, result = decide(EMPTY_STATE, CreateAt("x", case["at"]), now_of(case))
+    # The reference's rules and texts (the extended profile also takes HH:mm).
+    changes, result = decide(
+        EMPTY_STATE, CreateAt("x", case["at"]), now_of(case), profile="reference"
+    )
     expect = case["expect"]
     if "code" in expect:
         assert changes == ()
