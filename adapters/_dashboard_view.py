@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
 from tickler.adapters._times import UTC_ZONE, reads_as_utc, zone_named, zone_text
+from tickler.core import ReminderState
 from tickler.core._instant import format_instant, in_range
 
 HOUR_MS: Final = 3_600_000
@@ -51,6 +52,8 @@ class ReminderLine:
     prompt: str
     due: Moment | None
     paused: bool
+    state: str  # the core's: scheduled, due, paused, delivering, failing
+    overdue: str  # how long past due, not yet dispatched ("" when not)
     outbox: str
     stuck: bool
     failures: int
@@ -73,7 +76,8 @@ class DeliveryLine:
 @dataclass(frozen=True, slots=True)
 class SessionLine:
     session_id: str
-    active: int
+    active: int  # its reminders, paused ones included
+    paused: int
     failing: int
     next_due: Moment | None
 
@@ -91,6 +95,7 @@ class Dashboard:
     counted: bool
     next_day: tuple[ReminderLine, ...]
     next_week: tuple[ReminderLine, ...]
+    paused: tuple[ReminderLine, ...]
     deliveries: tuple[DeliveryLine, ...]
     trouble: tuple[ReminderLine, ...]
     # Sessions the read model could not read: (session id, reason).
@@ -148,8 +153,10 @@ def reminder_line(row: ReminderView, now_ms: int, viewer: ZoneInfo) -> ReminderL
         prompt=row.prompt,
         due=due,
         paused=row.paused,
+        state=str(row.state),
+        overdue="" if row.overdue_ms is None else span_text(row.overdue_ms),
         outbox=row.outbox,
-        stuck=row.outbox != "failing" and is_stuck(row, now_ms),
+        stuck=is_stuck(row, now_ms),
         failures=row.failures,
         last_delivery=last,
         last_lateness=lateness,
@@ -178,10 +185,11 @@ def delivery_line(
 
 
 def is_stuck(row: ReminderView, now_ms: int) -> bool:
-    """Past due by more than :data:`STUCK_AFTER_MS` and not paused: nothing
-    delivered it."""
+    """Due, or its follow-up waiting (not failing), for more than
+    :data:`STUCK_AFTER_MS`: nothing delivered it."""
     due = row.next_due_ms
-    return not row.paused and due is not None and due < now_ms - STUCK_AFTER_MS
+    waits = row.state in (ReminderState.DUE, ReminderState.DELIVERING)
+    return waits and due is not None and due < now_ms - STUCK_AFTER_MS
 
 
 def session_lines(
@@ -201,7 +209,8 @@ def session_lines(
             SessionLine(
                 session_id=session_id,
                 active=len(own),
-                failing=sum(1 for row in own if row.outbox == "failing"),
+                paused=sum(1 for row in own if row.state is ReminderState.PAUSED),
+                failing=sum(1 for row in own if row.state is ReminderState.FAILING),
                 next_due=None
                 if first is None or first.next_due_ms is None
                 else moment(first.next_due_ms, now_ms, zone_of(first.time_zone, viewer)),
@@ -212,27 +221,32 @@ def session_lines(
 
 async def gather(source: ReadModel, now_ms: int, viewer: ZoneInfo = UTC_ZONE) -> Dashboard:
     """Query the read model for the page: the session ids, the first
-    :data:`SCAN` reminders by due time (the timeline, the stuck ones and
-    the per-session counts come from them), the failing ones and the latest
-    deliveries."""
+    :data:`SCAN` reminders by due time (the timeline, the stuck and paused
+    ones and the per-session counts come from them; paused ones, due never,
+    come last), the failing ones and the latest deliveries."""
     ids = list(await source.sessions())
     rows = list(await source.reminders(now_ms=now_ms, sort="due", limit=SCAN))
     unreadable = tuple(source.problems)  # that call read every session
     if len(rows) < SCAN:  # every reminder is in rows: no second read of every session
-        failing = [row for row in rows if row.outbox == "failing"]
+        failing = [row for row in rows if row.state is ReminderState.FAILING]
     else:
         failing = list(await source.reminders(now_ms=now_ms, failing=True, limit=ROWS))
     deliveries = list(await source.deliveries(limit=ROWS))
-    day: list[ReminderView] = []
-    week: list[ReminderView] = []
-    for row in rows:
-        due = row.next_due_ms
-        if due is not None and now_ms <= due < now_ms + WEEK_MS:
-            (day if due < now_ms + DAY_MS else week).append(row)
     trouble = {(row.session_id, row.id): row for row in failing}
     for row in rows:
         if is_stuck(row, now_ms):
             trouble.setdefault((row.session_id, row.id), row)
+    day: list[ReminderView] = []
+    week: list[ReminderView] = []
+    for row in rows:
+        due = row.next_due_ms
+        if due is None or due >= now_ms + WEEK_MS:
+            continue
+        # Past due and not yet in trouble (due, or waiting, for minutes): it
+        # leads the next 24 hours; in trouble, it is listed there alone.
+        if due >= now_ms or (row.session_id, row.id) not in trouble:
+            (day if due < now_ms + DAY_MS else week).append(row)
+    paused = [row for row in rows if row.state is ReminderState.PAUSED]
     zones = {
         f"{row.session_id}/{row.id}": row.time_zone for row in [*rows, *failing] if row.time_zone
     }
@@ -245,6 +259,7 @@ async def gather(source: ReadModel, now_ms: int, viewer: ZoneInfo = UTC_ZONE) ->
         counted=len(rows) < SCAN,
         next_day=tuple(reminder_line(row, now_ms, viewer) for row in day[:ROWS]),
         next_week=tuple(reminder_line(row, now_ms, viewer) for row in week[:ROWS]),
+        paused=tuple(reminder_line(row, now_ms, viewer) for row in paused[:ROWS]),
         deliveries=tuple(delivery_line(row, now_ms, zones, viewer) for row in deliveries),
         trouble=tuple(reminder_line(row, now_ms, viewer) for row in ordered[:ROWS]),
         unreadable=unreadable[:ROWS],

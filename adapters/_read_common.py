@@ -70,9 +70,10 @@ def problem(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def reminders_of(summaries: Iterable[Summary]) -> list[ReminderView]:
-    """Every reminder of ``summaries``, before the query's ``select``."""
-    return [v for s in summaries for v in s.reminders]
+def reminders_of(summaries: Iterable[Summary], now_ms: int) -> list[ReminderView]:
+    """Every reminder of ``summaries`` at ``now_ms`` (each in the core's
+    state then), before the query's ``select``."""
+    return [facts.at(now_ms) for s in summaries for facts in s.reminders]
 
 
 def deliveries_of(summaries: Iterable[Summary], limit: int) -> list[DeliveryView]:

@@ -86,7 +86,7 @@ class _InMemory(ReadModel):
     ) -> list[ReminderView]:
         check_query(sort, limit, due_within_ms)
         return select(
-            reminders_of(await self._all(session_id)),
+            reminders_of(await self._all(session_id), now_ms),
             now_ms=now_ms,
             due_within_ms=due_within_ms,
             failing=failing,

@@ -1,10 +1,10 @@
 """The read model over the PostgreSQL store, without a full scan.
 
-The sessions to read are found through the session rows' indexes, never by
-reading events: the wake index (``next_due_at``, the earliest instant the
-session needs a process: its soonest reminder, or the time a follow-up was
-put in its outbox) in order, and the failing sessions (``failures > 0``,
-the failed hand-overs of the outbox's first follow-up). Only those
+The sessions to read are found through indexes, never by scanning events:
+the wake index (``next_due_at``, the earliest instant the session needs a
+process: its soonest reminder, or the time a follow-up was put in its
+outbox) in order, and the failing sessions (``failures > 0``, the failed
+hand-overs of the outbox's first follow-up). Only those
 sessions' snapshots, the events after them and their latest delivery
 records are read, in one repeatable-read transaction, and folded as the
 runtime folds them.
@@ -16,6 +16,12 @@ the failing sessions are always read too, and a walk in wake order may
 stop once it has ``limit`` reminders due before the wake of the next
 session it would read.
 
+A session whose reminders are all paused needs no process: it has no wake.
+Its reminders are due never, so they sort after every reminder due; such
+sessions are found, in id order, through the pause index (``events_paused``:
+the schedule changes that pause a reminder, schema version 3) when the
+walk in wake order did not already fill the answer.
+
 It holds one connection of its own and takes no lease: workers never wait
 for it.
 """
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from tickler.adapters._read_common import (
@@ -62,6 +69,46 @@ CACHE_MOST: Final = 200_000
 """Session summaries kept between calls (a dashboard refreshes)."""
 FAILING_MOST: Final = 10_000
 """Failing sessions read at most (the most failures first)."""
+
+
+_PAUSED_SESSIONS: Final = (
+    "SELECT e.session_id FROM {s}.events e WHERE e.type = 'schedule/change'"
+    " AND position('\"paused\":true'::bytea IN e.data) > 0"
+)
+"""The sessions that ever paused a reminder, through the pause index
+(``events_paused``, the same predicate): the log writes a pause as
+``"paused":true``, which no JSON string can hold unescaped."""
+
+
+@dataclass
+class _Walk:
+    """One query's walk: the sessions read so far and what it asks."""
+
+    read: set[str]
+    horizon: int | None
+    now_ms: int
+    due_within_ms: int | None
+    sort: str
+    limit: int | None
+
+    def settled(
+        self, views: list[ReminderView], bound: int | None, through: str | None = None
+    ) -> bool:
+        """Whether ``limit`` of ``views`` surely lead the sort (due or
+        failures) whatever the sessions not read yet hold: each of theirs is
+        due at or after ``bound`` (None: due never) and, when ``through`` is
+        given, is paused in a session whose id is after it, failing nothing
+        (so it sorts after every row due, failing, or of an earlier session)."""
+        assert self.limit is not None
+        count = 0
+        for v in views:
+            if not matches(v, self.now_ms, self.due_within_ms, False):
+                continue
+            ahead = v.next_due_ms is not None and (bound is None or v.next_due_ms < bound)
+            ahead = ahead or (self.sort == "failures" and v.failures > 0)
+            ahead = ahead or (through is not None and v.session_id <= through)
+            count += ahead
+        return count >= self.limit
 
 
 class PostgresReadModel(ReadModel):
@@ -130,24 +177,20 @@ class PostgresReadModel(ReadModel):
             )
 
         if session_id is not None:
-            return chosen(reminders_of(await self._load([session_id])))
+            return chosen(reminders_of(await self._load([session_id]), now_ms))
         failing_ids = await self._failing_ids()
-        views = reminders_of(await self._load(failing_ids))
+        views = reminders_of(await self._load(failing_ids), now_ms)
         if failing:
             return chosen(views)
         read = set(failing_ids)
+        walk = _Walk(read, horizon, now_ms, due_within_ms, sort, limit)
         if sort == "session":
-            views += await self._walk_by_id(read, horizon, chosen, limit)
+            views += await self._walk_by_id(walk, chosen)
         else:
-            views += await self._walk_by_due(
-                read,
-                horizon,
-                known=views,
-                sort=sort,
-                limit=limit,
-                now_ms=now_ms,
-                due_within_ms=due_within_ms,
-            )
+            views += await self._walk_by_due(walk, known=views)
+            if horizon is None and (limit is None or not walk.settled(views, None)):
+                # Sessions whose reminders are all paused: due never, so last.
+                views += await self._walk_paused(walk, known=views)
         return chosen(views)
 
     async def deliveries(
@@ -184,21 +227,12 @@ class PostgresReadModel(ReadModel):
         )
         return [str(r[0]) for r in rows]
 
-    async def _walk_by_due(
-        self,
-        read: set[str],
-        horizon: int | None,
-        *,
-        known: list[ReminderView],
-        sort: str,
-        limit: int | None,
-        now_ms: int,
-        due_within_ms: int | None,
-    ) -> list[ReminderView]:
-        """Sessions in wake order (up to ``horizon``), a page at a time,
+    async def _walk_by_due(self, walk: _Walk, *, known: list[ReminderView]) -> list[ReminderView]:
+        """Sessions in wake order (up to the horizon), a page at a time,
         until ``limit`` reminders are sure to lead the sort."""
         found: list[ReminderView] = []
         after: tuple[int, str] | None = None
+        limit = walk.limit
         # Each session holds a reminder due at or after its wake: about
         # ``limit`` sessions are often enough; the pages grow if not.
         size = PAGE if limit is None else max(16, limit + limit // 4)
@@ -209,60 +243,75 @@ class PostgresReadModel(ReadModel):
                 " AND (%s::bigint IS NULL OR (next_due_at, id) > (%s::bigint, %s::text))"
                 " ORDER BY next_due_at, id LIMIT %s",
                 (
-                    horizon,
-                    horizon,
+                    walk.horizon,
+                    walk.horizon,
                     None if after is None else after[0],
                     None if after is None else after[0],
                     None if after is None else after[1],
                     size,
                 ),
             )
-            fresh = [str(r[0]) for r in page if str(r[0]) not in read]
-            read.update(fresh)
-            found += reminders_of(await self._load(fresh))
+            found += await self._fresh([str(r[0]) for r in page], walk)
             if len(page) < size:
                 return found
             size = min(PAGE, size * 2)
             bound = int(page[-1][1])
             after = (bound, str(page[-1][0]))
-            if limit is not None:
-                settled = sum(
-                    1
-                    for v in (*known, *found)
-                    if matches(v, now_ms, due_within_ms, False)
-                    and (
-                        (v.next_due_ms is not None and v.next_due_ms < bound)
-                        or (sort == "failures" and v.failures > 0)
-                    )
-                )
-                if settled >= limit:
-                    return found
+            if limit is not None and walk.settled([*known, *found], bound):
+                return found
+
+    async def _walk_paused(self, walk: _Walk, *, known: list[ReminderView]) -> list[ReminderView]:
+        """The sessions no other walk finds: no wake, nothing failing, and
+        a reminder paused at some time (the pause index, ``events_paused``)
+        - a session whose reminders are all paused needs no process. In id
+        order, until ``limit`` reminders are sure to lead the sort (theirs
+        are due never: after every reminder due, by session)."""
+        found: list[ReminderView] = []
+        after = ""
+        while True:
+            # Driven by the pause index (an array of its sessions, then their
+            # rows by key), not by a walk of every session without a wake.
+            page = await self._rows(
+                f"SELECT id FROM {{s}}.sessions WHERE id = ANY(ARRAY({_PAUSED_SESSIONS}"
+                " AND e.session_id > %s)) AND next_due_at IS NULL AND failures = 0"
+                " ORDER BY id LIMIT %s",
+                (after, PAGE),
+            )
+            found += await self._fresh([str(r[0]) for r in page], walk)
+            if len(page) < PAGE:
+                return found
+            after = str(page[-1][0])
+            if walk.limit is not None and walk.settled([*known, *found], None, after):
+                return found
 
     async def _walk_by_id(
-        self,
-        read: set[str],
-        horizon: int | None,
-        chosen: Callable[[list[ReminderView]], list[ReminderView]],
-        limit: int | None,
+        self, walk: _Walk, chosen: Callable[[list[ReminderView]], list[ReminderView]]
     ) -> list[ReminderView]:
-        """Sessions that hold anything, in id order, until ``limit`` rows."""
+        """Sessions that hold anything, in id order, until ``limit`` rows:
+        those with a wake (up to the horizon) or a failing hand-over, and,
+        without a horizon, those that paused a reminder (no wake: all paused)."""
         found: list[ReminderView] = []
         after = ""
         while True:
             page = await self._rows(
                 "SELECT id FROM {s}.sessions WHERE id > %s AND (failures > 0 OR"
-                " (next_due_at IS NOT NULL AND (%s::bigint IS NULL OR next_due_at <= %s::bigint)))"
+                " (next_due_at IS NOT NULL AND (%s::bigint IS NULL OR next_due_at <= %s::bigint))"
+                f" OR (%s::bigint IS NULL AND next_due_at IS NULL AND id IN ({_PAUSED_SESSIONS})))"
                 " ORDER BY id LIMIT %s",
-                (after, horizon, horizon, PAGE),
+                (after, walk.horizon, walk.horizon, walk.horizon, PAGE),
             )
-            fresh = [str(r[0]) for r in page if str(r[0]) not in read]
-            read.update(fresh)
-            found += reminders_of(await self._load(fresh))
+            found += await self._fresh([str(r[0]) for r in page], walk)
             if len(page) < PAGE:
                 return found
             after = str(page[-1][0])
-            if limit is not None and len(chosen(found)) >= limit:
+            if walk.limit is not None and len(chosen(found)) >= walk.limit:
                 return found
+
+    async def _fresh(self, ids: list[str], walk: _Walk) -> list[ReminderView]:
+        """The reminders of the sessions of ``ids`` not read yet."""
+        fresh = [i for i in ids if i not in walk.read]
+        walk.read.update(fresh)
+        return reminders_of(await self._load(fresh), walk.now_ms)
 
     # -- reading them ---------------------------------------------------------
 

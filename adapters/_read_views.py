@@ -15,7 +15,15 @@ from typing import Final
 
 import msgspec
 
-from tickler.core import SCHEDULE_CHANGE, SessionEvent, SessionHeader, decode_change, parse_instant
+from tickler.core import (
+    SCHEDULE_CHANGE,
+    ReminderState,
+    SessionEvent,
+    SessionHeader,
+    decode_change,
+    parse_instant,
+    standing_rule,
+)
 from tickler.core._model import CalendarSchedule, CreateChange, CreateChangeV2, ScheduleRecord
 from tickler.shell._host import FollowUp
 from tickler.shell._loading import Loaded, load_session
@@ -42,19 +50,68 @@ _TURN_INPUT: Final = msgspec.json.Decoder(TurnInput)
 
 @dataclass(frozen=True, slots=True)
 class ReminderView:
-    """One reminder of one session, as an operator sees it."""
+    """One reminder of one session, as an operator sees it at a query's
+    ``now``: its state is the core's (:func:`tickler.core.standing_rule`)."""
 
     session_id: str
     id: str
     kind: str  # the core's kind: "after", "at", "every", "calendar" (or "once", see ONE_SHOT)
     prompt: str
-    next_due_ms: int | None  # None while paused: a paused reminder is due never
+    # Its next occurrence; None while paused (a paused reminder is due never);
+    # for a one-shot dispatched whose follow-up still waits, that occurrence.
+    next_due_ms: int | None
     time_zone: str | None  # a calendar rule's zone; v1 records keep none
     paused: bool
+    state: ReminderState  # scheduled, due, paused, delivering or failing (ended: not listed)
+    overdue_ms: int | None  # how long its next occurrence is past due, not yet dispatched
     outbox: str  # "idle" | "pending" | "failing"
     failures: int  # failed hand-overs in a row of its pending follow-up
     last_delivery_ms: int | None
     last_lateness_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderFacts:
+    """One reminder as a session's rows tell it, at no instant in
+    particular (a summary is kept between queries): :meth:`at` is its
+    :class:`ReminderView` at a query's ``now``."""
+
+    session_id: str
+    id: str
+    kind: str
+    prompt: str
+    target: int | None  # its next occurrence while it is active, paused or not
+    next_due_ms: int | None  # as ReminderView's
+    time_zone: str | None
+    paused: bool
+    outbox: str
+    failures: int
+    last_delivery_ms: int | None
+    last_lateness_ms: int | None
+
+    def at(self, now_ms: int) -> ReminderView:
+        standing = standing_rule(
+            self.target,
+            now_ms,
+            paused=self.paused,
+            waiting=self.outbox != "idle",
+            failures=self.failures,
+        )
+        return ReminderView(
+            session_id=self.session_id,
+            id=self.id,
+            kind=self.kind,
+            prompt=self.prompt,
+            next_due_ms=self.next_due_ms,
+            time_zone=self.time_zone,
+            paused=self.paused,
+            state=standing.state,
+            overdue_ms=standing.overdue_ms,
+            outbox=self.outbox,
+            failures=self.failures,
+            last_delivery_ms=self.last_delivery_ms,
+            last_lateness_ms=self.last_lateness_ms,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +145,7 @@ class SessionRows:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    reminders: list[ReminderView]
+    reminders: list[ReminderFacts]
     deliveries: list[DeliveryView]
 
 
@@ -294,11 +351,11 @@ def _reminders(
     failures: dict[str, int],
     deliveries: list[DeliveryView],
     events: Sequence[SessionEvent],
-) -> list[ReminderView]:
+) -> list[ReminderFacts]:
     waiting = _waiting(outbox, failures)
     last = _last_delivered(deliveries)
 
-    def view(
+    def facts(
         reminder_id: str,
         kind: str,
         prompt: str,
@@ -306,14 +363,15 @@ def _reminders(
         state: _Waiting,
         *,
         record: ScheduleRecord | None = None,
-    ) -> ReminderView:
+    ) -> ReminderFacts:
         delivered = last.get(reminder_id)
         paused = loaded.state.is_paused(reminder_id)
-        return ReminderView(
+        return ReminderFacts(
             session_id=session_id,
             id=reminder_id,
             kind=kind,
             prompt=prompt,
+            target=None if record is None else due,
             next_due_ms=None if paused else due,
             # A calendar rule keeps its zone; v1 records keep only an instant.
             time_zone=record.time_zone if isinstance(record, CalendarSchedule) else None,
@@ -324,11 +382,11 @@ def _reminders(
             last_lateness_ms=None if delivered is None else delivered.lateness_ms,
         )
 
-    views: list[ReminderView] = []
+    rows: list[ReminderFacts] = []
     for record in loaded.state.active:
         due = parse_instant(record.scheduled_at)
         state = waiting.get(record.id, _IDLE)
-        views.append(view(record.id, record.kind, record.prompt, due, state, record=record))
+        rows.append(facts(record.id, record.kind, record.prompt, due, state, record=record))
     # One-shots dispatched whose follow-up the host has not taken yet.
     shown = {record.id for record in loaded.state.active}
     kinds: dict[str, str] | None = None
@@ -340,5 +398,5 @@ def _reminders(
             kinds = _kinds(events) if kinds is None else kinds
             state = waiting[occurrence.id]
             kind = kinds.get(occurrence.id, ONE_SHOT)
-            views.append(view(occurrence.id, kind, occurrence.prompt, state.due, state))
-    return views
+            rows.append(facts(occurrence.id, kind, occurrence.prompt, state.due, state))
+    return rows

@@ -34,7 +34,7 @@ from tickler.core._commands import (
     UpdateSchedule,
     parse_tool_call,
 )
-from tickler.core._decide import decide, next_target
+from tickler.core._decide import decide, next_target, reminder_standing
 from tickler.core._errors import (
     ERROR_CODES,
     CorruptScheduleLog,
@@ -76,7 +76,15 @@ from tickler.core._outcomes import (
 )
 from tickler.core._profile import DEFAULT_PROFILE, PROFILES, Profile
 from tickler.core._render import render
-from tickler.core._rules import Breach, series_points, series_step
+from tickler.core._rules import (
+    Breach,
+    ReminderState,
+    Standing,
+    is_due,
+    series_points,
+    series_step,
+    standing_rule,
+)
 from tickler.core._session import (
     ParsedSession,
     SessionEvent,
@@ -133,6 +141,7 @@ __all__ = [
     "Outcome",
     "ParsedSession",
     "Profile",
+    "ReminderState",
     "ScheduleChange",
     "ScheduleError",
     "ScheduleRecord",
@@ -140,6 +149,7 @@ __all__ = [
     "SessionEvent",
     "SessionFileError",
     "SessionHeader",
+    "Standing",
     "State",
     "ToolCommand",
     "ToolOutcome",
@@ -161,6 +171,7 @@ __all__ = [
     "fold_changes",
     "format_instant",
     "handle",
+    "is_due",
     "latest_occurrence_at_or_before",
     "local_time_text",
     "next_occurrence",
@@ -173,10 +184,12 @@ __all__ = [
     "parse_session_jsonl",
     "parse_tool_call",
     "persistence_uncertain",
+    "reminder_standing",
     "render",
     "resolve_every_occurrence",
     "series_points",
     "series_step",
+    "standing_rule",
     "tool_catalog",
 ]
 

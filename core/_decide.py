@@ -6,6 +6,8 @@ the returned changes; nothing here reads a clock or allocates at random.
 
 from __future__ import annotations
 
+from typing import Final
+
 import msgspec
 from msgspec import UNSET
 from returns.result import Failure, Result, Success
@@ -56,6 +58,8 @@ from tickler.core._outcomes import (
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
+    ReminderState,
+    Standing,
     after_seconds_rule,
     every_interval_rule,
     id_breach,
@@ -65,6 +69,7 @@ from tickler.core._rules import (
     resumed_target,
     series_step,
     snooze_rule,
+    standing_rule,
     target_breach,
     tool_calendar,
     tool_error,
@@ -131,10 +136,35 @@ def _decide(state: State, command: Command, now: int, profile: Profile) -> Decis
 
 
 def _view(state: State, record: ScheduleRecord, now: int) -> ScheduleView:
-    lattice = state.lattice(record.id)
-    if state.is_paused(record.id):
-        return ScheduleView(record, "paused", lattice=lattice)
-    return ScheduleView(record, view_state(record, now), lattice=lattice)
+    shown = _TOOL_STATES[reminder_standing(state, record.id, now).state]
+    return ScheduleView(record, shown, lattice=state.lattice(record.id))
+
+
+# What a tool calls the states of an active reminder (the v1 word for due).
+_TOOL_STATES: Final[dict[ReminderState, ViewState]] = {
+    ReminderState.SCHEDULED: "scheduled",
+    ReminderState.DUE: "overdue",
+    ReminderState.PAUSED: "paused",
+}
+
+
+def reminder_standing(
+    state: State, schedule_id: str, now: int, *, waiting: bool = False, failures: int = 0
+) -> Standing:
+    """The :class:`~tickler.core._rules.Standing` of ``schedule_id`` in
+    ``state`` at ``now`` (:func:`~tickler.core._rules.standing_rule`): its
+    target and whether it is paused come from ``state``; what its outbox
+    holds (``waiting``: a follow-up of it not yet taken; ``failures``: that
+    follow-up's failed hand-overs) from the caller, which reads the outbox.
+    An id that is not active has ended, unless a follow-up of it waits."""
+    active = state.entries.get(schedule_id)
+    return standing_rule(
+        None if active is None else active.target,
+        now,
+        paused=state.is_paused(schedule_id),
+        waiting=waiting,
+        failures=failures,
+    )
 
 
 def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912
@@ -185,7 +215,8 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
 
 
 def view_state(record: ScheduleRecord, now: int) -> ViewState:
-    return "overdue" if is_due(parse_instant(record.scheduled_at), now) else "scheduled"
+    """A record's tool state at ``now``, not paused (a fresh or logged one)."""
+    return _TOOL_STATES[standing_rule(parse_instant(record.scheduled_at), now).state]
 
 
 def view(record: ScheduleRecord, now: int) -> ScheduleView:

@@ -12,7 +12,10 @@ applies a rule calls the function here and nowhere else is the rule written:
   (ids never reused, deletes and dispatches of active ids, the fixed-rate
   lattice); the invariant checker :func:`~tickler.core._check.check_log` is
   the fold;
-* ``decide`` and ``parse_tool_call``, for a model's tool call.
+* ``decide`` and ``parse_tool_call``, for a model's tool call;
+* every view of a reminder (the tools' list, ``tickler inspect`` and
+  ``inspect --why``, ``tickler reminders``, the read model, the dashboard),
+  for its state (:func:`standing_rule`: the same "due" ``decide`` delivers).
 
 What a path shows for a breach is looked up, not written beside the rule:
 the log's corrupt reason (:func:`log_reason`, the reference's exact texts)
@@ -26,7 +29,7 @@ import enum
 from collections.abc import Container
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from tickler.core._calendar import (
     CalendarRule,
@@ -186,6 +189,63 @@ def is_due(target: int, now: int) -> bool:
     """A record is due (and a listed one "overdue") once ``now`` reaches its
     target."""
     return target <= now
+
+
+class ReminderState(enum.StrEnum):
+    """What one reminder is doing at ``now``: closed, and the one word every
+    view shows for it (``tickler inspect``, ``inspect --why``, ``tickler
+    reminders``, the read model and the dashboard). :func:`standing_rule`
+    says which."""
+
+    SCHEDULED = "scheduled"  # active, its next occurrence still ahead
+    DUE = "due"  # active, its time has come, not yet dispatched: overdue
+    PAUSED = "paused"  # active and paused: no next occurrence until resumed
+    DELIVERING = "delivering"  # a follow-up of it waits in the outbox, not yet taken
+    FAILING = "failing"  # that follow-up's hand-overs failed (it is retried)
+    ENDED = "ended"  # not active (delivered one-shot, deleted, series done), nothing waits
+
+
+class Standing(NamedTuple):
+    """A reminder's state at ``now``, its next occurrence (epoch ms; None
+    while paused or once it is no longer active) and, when that occurrence's
+    time has come, how long ago (else None)."""
+
+    state: ReminderState
+    next_due: int | None
+    overdue_ms: int | None
+
+
+def standing_rule(
+    target: int | None,
+    now: int,
+    *,
+    paused: bool = False,
+    waiting: bool = False,
+    failures: int = 0,
+) -> Standing:
+    """A reminder's :class:`Standing` from what every view knows of it:
+    ``target``, its next occurrence while it is active (None once it is
+    not: a one-shot dispatched, deleted, a series past year 9999);
+    ``paused``; ``waiting``, a follow-up of it is in the outbox, not yet
+    taken by its host; ``failures``, the failed hand-overs of that follow-up.
+
+    What is in flight comes first: a follow-up already dispatched is handed
+    over (and retried) paused or not, and the runtime hands it over before
+    it dispatches anything else. Then ended, paused, and due (:func:`is_due`,
+    the rule ``decide`` delivers by) or scheduled. A paused reminder keeps
+    its target (a resume keeps it while it is ahead) but has no next
+    occurrence and is never overdue."""
+    next_due = None if target is None or paused else target
+    overdue_ms = None if next_due is None or not is_due(next_due, now) else now - next_due
+    if waiting:
+        state = ReminderState.FAILING if failures > 0 else ReminderState.DELIVERING
+    elif target is None:
+        state = ReminderState.ENDED
+    elif paused:
+        state = ReminderState.PAUSED
+    else:
+        state = ReminderState.SCHEDULED if overdue_ms is None else ReminderState.DUE
+    return Standing(state, next_due, overdue_ms)
 
 
 def target_breach(target: int, now: int) -> Breach | None:
@@ -670,6 +730,8 @@ __all__ = [
     "END_OF_SERIES",
     "Breach",
     "Reason",
+    "ReminderState",
+    "Standing",
     "after_seconds_rule",
     "args_digest_breach",
     "calendar_fields_rule",
@@ -699,6 +761,7 @@ __all__ = [
     "series_points",
     "series_step",
     "snooze_rule",
+    "standing_rule",
     "target_breach",
     "tool_calendar",
     "tool_error",

@@ -13,9 +13,12 @@ from tickler.core import (
     EverySchedule,
     ParsedSession,
     ScheduleRecord,
+    Standing,
     fold,
     format_instant,
+    next_target,
     parse_instant,
+    reminder_standing,
 )
 from tickler.shell._pending import Pending, PendingDelivery, PendingTurn, pending_work
 from tickler.shell._records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
@@ -99,12 +102,14 @@ class _Out(msgspec.Struct, rename="camel"):
 
 
 def _row(
-    record: ScheduleRecord, now_ms: int, zone: ZoneInfo, own: ZoneInfo | None = None
+    record: ScheduleRecord, standing: Standing, zone: ZoneInfo, own: ZoneInfo | None = None
 ) -> dict[str, object]:
     """One active reminder: its target in UTC, in the viewer's ``zone`` and,
-    for a reminder that carries a zone of its own (``own``), in that one.
-    A v1 record keeps only the UTC instant (an ``at`` given as local time
-    keeps no zone), so v1 rows have no ``zone``/``zoneLocal``."""
+    for a reminder that carries a zone of its own (``own``), in that one;
+    its state, next due (none while paused) and how long overdue, as the
+    core's :func:`~tickler.core.reminder_standing` says. A v1 record keeps
+    only the UTC instant (an ``at`` given as local time keeps no zone), so
+    v1 rows have no ``zone``/``zoneLocal``."""
     row: dict[str, object] = {"id": record.id, "kind": record.kind, "prompt": record.prompt}
     if isinstance(record, AfterSchedule):
         row["afterSeconds"] = record.after_seconds
@@ -116,8 +121,20 @@ def _row(
     if own is not None:
         row["zone"] = own.key
         row["zoneLocal"] = zone_text(target, own)
-    row["state"] = "overdue" if target <= now_ms else "scheduled"
+    row["state"] = str(standing.state)
+    row["nextDue"] = None if standing.next_due is None else format_instant(standing.next_due)
+    row["overdueMs"] = standing.overdue_ms
     return row
+
+
+def outbox_of(pending: Pending) -> dict[str, int]:
+    """Each reminder with a follow-up waiting in the outbox: the failed
+    hand-overs of the first one (what the core's state is told)."""
+    waiting: dict[str, int] = {}
+    for delivery in pending.deliveries:
+        for schedule_id in delivery.ids:
+            waiting.setdefault(schedule_id, delivery.failures)
+    return waiting
 
 
 def inspect_session(parsed: ParsedSession, now_ms: int, zone: ZoneInfo) -> Report:
@@ -134,9 +151,18 @@ def inspect_session(parsed: ParsedSession, now_ms: int, zone: ZoneInfo) -> Repor
         zone.key,
         pending=pending,
     )
-    report.active = [_row(r, now_ms, zone) for r in state.active]
-    targets = [r.scheduled_at for r in state.active]
-    report.next_wake = min(targets) if targets else None
+    waiting = outbox_of(pending)
+
+    def standing(schedule_id: str) -> Standing:
+        failures = waiting.get(schedule_id)
+        return reminder_standing(
+            state, schedule_id, now_ms, waiting=failures is not None, failures=failures or 0
+        )
+
+    report.active = [_row(r, standing(r.id), zone) for r in state.active]
+    # The core's next wake: a paused reminder has none.
+    wake = next_target(state)
+    report.next_wake = None if wake is None else format_instant(wake)
     by_key: dict[str, Delivered] = {}
     for event in owned:
         if event.type == FOLLOWUP:

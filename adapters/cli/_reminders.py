@@ -17,10 +17,15 @@ from tickler.adapters._read_model import ReminderView, open_read_model
 from tickler.adapters._times import zone_named, zone_text
 from tickler.adapters.cli._output import console, print_json, shown
 from tickler.adapters.cli._visible import visible
+from tickler.adapters.cli._why import duration_text
 from tickler.core import format_instant
 
 _UNITS: Final = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _DURATION: Final = re.compile(r"(\d+)([smhdw])")
+PROMPT_WIDTH: Final = 40
+"""Characters of a prompt a table shows (``--json`` gives it whole)."""
+PIPED_WIDTH: Final = 240
+"""The table's width when it is not shown on a terminal."""
 
 
 def parse_duration_ms(text: str) -> int:
@@ -82,6 +87,9 @@ def view_json(view: ReminderView, viewer: ZoneInfo) -> dict[str, object]:
         "nextDueLocal": None if due is None else zone_text(due, zone),
         "zone": zone.key,
         "timeZone": view.time_zone,
+        "state": str(view.state),
+        "overdue": view.overdue_ms is not None,
+        "overdueMs": view.overdue_ms,
         "paused": view.paused,
         "outbox": view.outbox,
         "failures": view.failures,
@@ -102,26 +110,54 @@ def lateness_text(ms: int | None) -> str:
     return f"{seconds / 60:.1f} min"
 
 
+def prompt_cell(prompt: str, width: int = PROMPT_WIDTH) -> str:
+    """A prompt for one table cell: every control character shown as an
+    escape (as the CLI shows log text), cut to ``width`` characters with an
+    ellipsis, never inside an escape."""
+    whole = visible(prompt)
+    if len(whole) <= width:
+        return whole
+    kept: list[str] = []
+    used = 0
+    for part in map(visible, prompt):
+        if used + len(part) >= width:
+            break
+        kept.append(part)
+        used += len(part)
+    return "".join(kept) + "…"
+
+
+def overdue_text(ms: int | None) -> str:
+    return "-" if ms is None else duration_text(ms)
+
+
 def print_table(views: list[ReminderView], viewer: ZoneInfo) -> None:
-    """One row per reminder; its next due in UTC, in the viewer's zone and,
-    for reminders that carry a zone of their own, in that one (a column
-    shown only then, as ``tickler inspect`` does)."""
+    """One row per reminder: its prompt (cut), its next due in UTC, in the
+    viewer's zone and, for reminders that carry a zone of their own, in
+    that one (a column shown only then, as ``tickler inspect`` does), its
+    state (the core's) and, when it is due, how long overdue."""
     out = console()
+    if not out.is_terminal:  # piped: one line per row, however many columns
+        out.width = PIPED_WIDTH
     if not views:
         out.print(Text("No reminders."))
         return
     own = any(v.time_zone is not None for v in views)
     table = Table(title="Reminders", title_justify="left")
-    columns = ["session", "id", "kind", "next due (UTC)", f"next due ({visible(viewer.key)})"]
+    columns = ["session", "id", "kind", "prompt", "next due (UTC)"]
+    columns += [f"next due ({visible(viewer.key)})"]
     columns += ["next due (its zone)"] if own else []
-    for column in (*columns, "paused", "outbox", "failures", "last delivery", "late"):
-        table.add_column(Text(column))
+    # The outbox is in the state (delivering: pending; failing); --json has both.
+    columns += ["state", "overdue", "failures", "last delivery", "late"]
+    for column in columns:
+        table.add_column(Text(column), no_wrap=column == "prompt", overflow="ellipsis")
     for view in views:
         due = view.next_due_ms
         cells = [
             shown(view.session_id),
             shown(view.id),
             shown(view.kind),
+            Text(prompt_cell(view.prompt)),
             Text(_when(due) or "-"),
             Text("-" if due is None else zone_text(due, viewer)),
         ]
@@ -131,8 +167,8 @@ def print_table(views: list[ReminderView], viewer: ZoneInfo) -> None:
             cells.append(shown(in_zone))
         table.add_row(
             *cells,
-            Text("yes" if view.paused else "no"),
-            Text(view.outbox),
+            Text(str(view.state)),
+            Text(overdue_text(view.overdue_ms)),
             Text(str(view.failures)),
             Text(_when(view.last_delivery_ms) or "-"),
             Text(lateness_text(view.last_lateness_ms)),

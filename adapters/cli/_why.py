@@ -27,9 +27,11 @@ from tickler.core import (
     DispatchChange,
     EverySchedule,
     ParsedSession,
+    ReminderState,
     ScheduleChange,
     ScheduleRecord,
     SessionEvent,
+    Standing,
     State,
     UpdateChange,
     decode_change,
@@ -37,6 +39,7 @@ from tickler.core import (
     fold,
     format_instant,
     parse_instant,
+    reminder_standing,
     series_step,
 )
 from tickler.shell._records import (
@@ -64,12 +67,18 @@ class Step(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
 
 @dataclass
 class Story:
+    """``state`` is the core's word for where the reminder stands now (as
+    every view shows it), ``status`` that in a sentence."""
+
     session: str
     id: str
     now: str
     steps: list[Step] = field(default_factory=list)
     status: str = ""
     found: bool = False
+    state: str = ""
+    next_due: str | None = None
+    overdue_ms: int | None = None
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -78,6 +87,9 @@ class Story:
             "now": self.now,
             "found": self.found,
             "steps": [msgspec.to_builtins(step) for step in self.steps],
+            "state": self.state,
+            "nextDue": self.next_due,
+            "overdueMs": self.overdue_ms,
             "status": self.status,
         }
 
@@ -134,6 +146,7 @@ class _Teller:
         # The record as the last dispatch found it, and its lattice point apart.
         self.before: tuple[ScheduleRecord, int | None] | None = None
         self.keys: dict[str, int] = {}  # follow-up key -> the occurrence (ms) it holds for us
+        self.failures: dict[str, int] = {}  # follow-up key -> its failed hand-overs recorded
         self.turns: dict[int, str] = {}  # turn input number -> follow-up key
         self.done = "never created"
 
@@ -163,7 +176,7 @@ class _Teller:
             case DispatchChange(id=self.id):
                 self.before = None if before is None else (before, lattice)
                 if self.state.get(self.id) is None and not self.done:
-                    self.done = "finished: its last occurrence was dispatched"
+                    self.done = "its last occurrence was dispatched"
 
     def updated(self, event: SessionEvent, change: UpdateChange) -> None:
         """A change in place: one step per thing that changed."""
@@ -224,6 +237,7 @@ class _Teller:
     def failed(self, event: SessionEvent) -> None:
         record = decode_followup_failed(event.data)
         if record.key in self.keys:
+            self.failures[record.key] = record.attempt
             self.add(
                 event,
                 f"refused (failure {record.attempt}): {record.error}; retried",
@@ -253,21 +267,40 @@ class _Teller:
                     del self.turns[done]
 
 
-def _status(teller: _Teller, now_ms: int) -> str:
-    record = teller.state.get(teller.id)
-    waiting = [format_instant(due) for due in teller.keys.values()]
-    pending = f"; not yet delivered: {', '.join(waiting)}" if waiting else ""
-    if record is None:
-        return (teller.done or "not active") + pending
-    if teller.state.is_paused(teller.id):
-        return f"paused: nothing is delivered until it is resumed{pending}"
-    target = parse_instant(record.scheduled_at)
-    if target <= now_ms:
-        return (
-            f"overdue since {record.scheduled_at}: no runtime has served this session "
-            f"since it fell due{pending}"
-        )
-    return f"active: next due {record.scheduled_at}{pending}"
+def _standing(teller: _Teller, now_ms: int) -> Standing:
+    """The core's state of the reminder, told what its outbox holds: the
+    follow-ups of it not yet taken, and the failed hand-overs of the first."""
+    first = next(iter(teller.keys), None)
+    failures = 0 if first is None else teller.failures.get(first, 0)
+    return reminder_standing(
+        teller.state, teller.id, now_ms, waiting=first is not None, failures=failures
+    )
+
+
+def _status(teller: _Teller, standing: Standing) -> str:
+    """``standing`` in a sentence, led by its state's word."""
+    waiting = ", ".join(format_instant(due) for due in teller.keys.values())
+    then = "" if standing.next_due is None else f"; next due {format_instant(standing.next_due)}"
+    match standing.state:
+        case ReminderState.FAILING:
+            count = teller.failures[next(iter(teller.keys))]
+            noun = "failure" if count == 1 else "failures"
+            return f"failing: {waiting} not taken ({count} {noun} recorded); retried{then}"
+        case ReminderState.DELIVERING:
+            return f"delivering: {waiting} waits to be taken by its host{then}"
+        case ReminderState.ENDED:
+            return f"ended: {teller.done or 'not active'}"
+        case ReminderState.PAUSED:
+            return "paused: nothing is delivered until it is resumed"
+        case ReminderState.DUE:  # a due one has both (``or 0`` is for the type only)
+            late = duration_text(standing.overdue_ms or 0)
+            since = format_instant(standing.next_due or 0)
+            return (
+                f"due: overdue by {late} since {since}: no runtime has served this session "
+                "since it fell due"
+            )
+        case ReminderState.SCHEDULED:
+            return f"scheduled{then.replace(';', ':', 1)}"
 
 
 def reminder_story(parsed: ParsedSession, schedule_id: str, now_ms: int) -> Story:
@@ -278,5 +311,9 @@ def reminder_story(parsed: ParsedSession, schedule_id: str, now_ms: int) -> Stor
     story = Story(parsed.header.id, schedule_id, format_instant(now_ms))
     teller = _Teller(story)
     teller.tell(owned)
-    story.status = _status(teller, now_ms)
+    standing = _standing(teller, now_ms)
+    story.state = str(standing.state)
+    story.next_due = None if standing.next_due is None else format_instant(standing.next_due)
+    story.overdue_ms = standing.overdue_ms
+    story.status = _status(teller, standing)
     return story

@@ -14,7 +14,8 @@ several deployments, or test runs, share a database without meeting:
 * ``migrations``: the versions applied.
 * Indexes for the read model (version 2): the wake index in
   ``(next_due_at, id)`` order, the failing sessions (``failures > 0``), the
-  delivery records by time.
+  delivery records by time; (version 3) the sessions that paused a
+  reminder (a session whose reminders are all paused has no wake).
 
 The schema is created by :func:`migrate` (``tickler db migrate``), never as
 a side effect of opening a store: a store over a missing or older schema
@@ -37,11 +38,13 @@ try:
 except ImportError as exc:
     raise missing_extra("PostgreSQL", "postgres") from exc
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 # Version 2 added the read model's indexes (``tickler reminders``, the
 # dashboard): the wake index in (next_due_at, id) order for a walk in pages,
-# the failing sessions, and the latest deliveries. Building them on a large
-# events table locks writes to it while it runs.
+# the failing sessions, and the latest deliveries. Version 3 the pause
+# index: the schedule changes that pause a reminder, by session, so the read
+# model finds a session whose reminders are all paused (it has no wake).
+# Building them on a large events table locks writes to it while it runs.
 DEFAULT_SCHEMA: Final = "tickler"
 # PostgreSQL names are at most 63 bytes, and the NOTIFY channel is the
 # schema's name + "_wake": a longer schema would make every notifying commit
@@ -177,6 +180,10 @@ def _ddl(schema: str) -> tuple[str, ...]:
             ON {s}.sessions (failures DESC, id) WHERE failures > 0""",
         f"""CREATE INDEX IF NOT EXISTS events_delivered
             ON {s}.events (time) WHERE type = 'tickler/delivered'""",
+        # version 3: the pause index (the read model repeats its predicate)
+        f"""CREATE INDEX IF NOT EXISTS events_paused
+            ON {s}.events (session_id) WHERE type = 'schedule/change'
+            AND position('"paused":true'::bytea IN data) > 0""",
     )
 
 

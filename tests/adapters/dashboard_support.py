@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
 from tickler.adapters._read_query import check_query, latest_first, select
+from tickler.adapters._read_views import ReminderFacts
 
 
 def reminder(
@@ -23,15 +24,19 @@ def reminder(
     failures: int = 0,
     last_delivery_ms: int | None = None,
     last_lateness_ms: int | None = None,
-) -> ReminderView:
-    return ReminderView(
+    paused: bool = False,
+) -> ReminderFacts:
+    """An active reminder due at ``next_due_ms`` (paused: never); its state
+    is the core's at each query's ``now``, as the real read model's is."""
+    return ReminderFacts(
         session_id=session_id,
         id=reminder_id,
         kind=kind,
         prompt=prompt,
-        next_due_ms=next_due_ms,
+        target=next_due_ms,
+        next_due_ms=None if paused else next_due_ms,
         time_zone=time_zone,
-        paused=False,
+        paused=paused,
         outbox=outbox,
         failures=failures,
         last_delivery_ms=last_delivery_ms,
@@ -55,7 +60,7 @@ def delivery(
 
 @dataclass
 class ListedModel(ReadModel):
-    listed: list[ReminderView] = field(default_factory=list)
+    listed: list[ReminderFacts] = field(default_factory=list)
     delivered: list[DeliveryView] = field(default_factory=list)
     extra_sessions: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
@@ -77,7 +82,9 @@ class ListedModel(ReadModel):
         check_query(sort, limit, due_within_ms)
         self.calls += 1
         self.problems = list(self.unreadable)
-        views = [v for v in self.listed if session_id is None or v.session_id == session_id]
+        views = [
+            f.at(now_ms) for f in self.listed if session_id is None or f.session_id == session_id
+        ]
         return select(
             views,
             now_ms=now_ms,

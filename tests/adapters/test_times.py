@@ -14,7 +14,14 @@ from tickler.adapters._offline_model import OfflineModel
 from tickler.adapters._times import local_zone, when_text, zone_named
 from tickler.adapters.cli._inspect import Report, _row
 from tickler.adapters.cli._output import print_report
-from tickler.core import EMPTY_STATE, AtSchedule, fold_changes, handle, parse_instant
+from tickler.core import (
+    EMPTY_STATE,
+    AtSchedule,
+    fold_changes,
+    handle,
+    parse_instant,
+    standing_rule,
+)
 from tickler.core._zones import resolve_zone
 from tickler.shell._reference_host import TurnInput
 
@@ -151,11 +158,12 @@ def test_inspect_shows_a_reminders_own_zone_when_it_has_one() -> None:
         id="schedule-1", prompt="call Anna", scheduled_at="2026-12-24T08:00:00.000Z"
     )
     now = NINE_IN_BERLIN - 60_000
-    plain = _row(record, now, TOKYO)
+    standing = standing_rule(parse_instant(record.scheduled_at), now)
+    plain = _row(record, standing, TOKYO)
     assert plain["local"] == "2026-12-24 17:00:00 JST"
     assert "zone" not in plain
     assert "zoneLocal" not in plain
-    own = _row(record, now, TOKYO, BERLIN)
+    own = _row(record, standing, TOKYO, BERLIN)
     assert (own["zone"], own["zoneLocal"]) == ("Europe/Berlin", "2026-12-24 09:00:00 CET")
 
     report = Report("s1", 1, 0, "2026-12-24T07:59:00.000Z", "Asia/Tokyo", active=[plain])

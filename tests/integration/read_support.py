@@ -151,3 +151,36 @@ async def write_sessions(kind: str, source: str, schema: str) -> Written:
     finally:
         await store.close()
     return Written(source, schema, kind, ids)
+
+
+PAST = 1_700_000_000_000  # 2023-11-14T22:13:20Z: before any run of the tests
+PAUSED_PROMPT = "water the ferns"
+LATE_PROMPT = (
+    "pay the\x1b[2J rent\nbefore noon, and a long tail of words no table should show whole"
+)
+"""Overdue, with an escape sequence and a newline a terminal must not obey,
+and longer than a table's prompt column."""
+
+
+async def write_paused_and_overdue(kind: str, source: str, schema: str) -> Written:
+    """paws: its only reminder (due at PAST + 1 h) paused at PAST + 1 min,
+    so the session needs no process (its wake is None); late: a one-shot
+    due at PAST + 1 min that no runtime ever dispatched (it is overdue at
+    any later instant), and an every of 5 min first due at PAST + 5 min."""
+    store = open_store(kind, source, schema)
+    ids: dict[str, str] = {}
+    try:
+        paws = Scribe(await store.open("paws", created_at=PAST))
+        await paws.tool("schedule_create", {"prompt": PAUSED_PROMPT, "after_seconds": 3600}, PAST)
+        paused = paws.state.active[0].id
+        await paws.tool("schedule_update", {"id": paused, "paused": True}, PAST + MIN)
+        late = Scribe(await store.open("late", created_at=PAST))
+        await late.tool("schedule_create", {"prompt": LATE_PROMPT, "after_seconds": 60}, PAST)
+        await late.tool("schedule_create", {"prompt": "stretch", "every_seconds": 300}, PAST)
+        for scribe in (paws, late):
+            for record in scribe.state.active:
+                ids[record.prompt] = record.id
+            await scribe.log.close()
+    finally:
+        await store.close()
+    return Written(source, schema, kind, ids)

@@ -12,14 +12,24 @@ from pathlib import Path
 
 import pytest
 
+from tickler.core import format_instant
 from tickler.shell._ports import NewEvent
 
 from .conftest import store_path
 from .pgsupport import PgSchema, pg_schema
-from .read_support import T0, Written, open_store, write_sessions
-from .test_cli_reminders import tickler, uri
+from .read_support import (
+    LATE_PROMPT,
+    MIN,
+    PAST,
+    PAUSED_PROMPT,
+    T0,
+    Written,
+    open_store,
+    write_sessions,
+)
+from .test_cli_reminders import paused_and_overdue, tickler, uri
 
-__all__ = ["pg_schema"]  # the fixture, imported for pytest
+__all__ = ["paused_and_overdue", "pg_schema"]  # the fixtures, imported for pytest
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -126,3 +136,65 @@ def test_inspect_why_never_prints_a_dsns_password(pg_schema: PgSchema) -> None:
     assert missing.returncode == 2, missing.stderr
     assert "ever created a reminder 'nope-9'" in missing.stderr
     assert "s3cret-pw" not in missing.stderr + missing.stdout
+
+
+def test_inspect_shows_a_paused_reminder_paused_with_no_next_wake(
+    paused_and_overdue: Written,
+) -> None:
+    """On every store: the paused reminder is paused (it was "scheduled"),
+    the session has no next wake (it had the paused target), and --why
+    says the same state; the reminder no runtime dispatched is due."""
+    found = paused_and_overdue
+    base = ("inspect", found.source, "--schema", found.schema)
+
+    def one(session_id: str) -> tuple[str, ...]:
+        if found.kind == "jsonl":  # a session file of the directory
+            return ("inspect", str(Path(found.source) / f"{session_id}.jsonl"))
+        return (*base, "--session", session_id)
+
+    paws = tickler(*one("paws"), "--json")
+    assert (paws.returncode, paws.stderr) == (0, "")
+    report = json.loads(paws.stdout)
+    (row,) = report["active"]
+    assert (row["prompt"], row["state"]) == (PAUSED_PROMPT, "paused")
+    assert report["nextWake"] is None
+    assert row["nextDue"] is None
+    text = tickler(*one("paws"))
+    assert "next wake: none" in text.stdout
+    assert "scheduled" not in text.stdout
+    why = tickler(*base, "--why", row["id"], "--json")
+    (story,) = [s for s in json.loads(why.stdout)["stories"] if s["session"] == "paws"]
+    assert (story["state"], story["nextDue"]) == ("paused", None)
+    assert story["status"].startswith("paused: ")
+    late = json.loads(tickler(*one("late"), "--json").stdout)
+    states = {r["prompt"]: (r["state"], r["nextDue"]) for r in late["active"]}
+    assert states == {
+        LATE_PROMPT: ("due", format_instant(PAST + MIN)),
+        "stretch": ("due", format_instant(PAST + 5 * MIN)),
+    }
+    assert late["nextWake"] == format_instant(PAST + MIN)
+    assert [r["overdueMs"] > 0 for r in late["active"]] == [True, True]
+
+
+def test_inspect_why_says_the_state_every_view_shows(written: Written) -> None:
+    """schedule-1 of beta: dispatched, its hand-over failed (failing); of
+    alpha: an after still ahead (scheduled); of gamma: deleted (ended)."""
+    base = ("inspect", written.source, "--schema", written.schema, "--json")
+    done = tickler(*base, "--why", "schedule-1")
+    assert (done.returncode, done.stderr) == (0, "")
+    stories = {s["session"]: s for s in json.loads(done.stdout)["stories"]}
+    assert {sid: s["state"] for sid, s in stories.items()} == {
+        "alpha": "scheduled",
+        "beta": "failing",
+        "gamma": "ended",
+    }
+    assert stories["beta"]["status"].startswith(f"failing: {format_instant(T0 + MIN)} not taken (")
+    assert stories["gamma"]["status"].startswith("ended: deleted at ")
+    assert stories["alpha"]["nextDue"] == format_instant(T0 + 3_600_000)
+    reminders = tickler("reminders", written.source, "--schema", written.schema, "--json")
+    listed = {
+        (r["sessionId"], r["id"]): r["state"] for r in json.loads(reminders.stdout)["reminders"]
+    }
+    assert listed[("alpha", "schedule-1")] == "scheduled"
+    assert listed[("beta", "schedule-1")] == "failing"
+    assert ("gamma", "schedule-1") not in listed  # ended: not listed

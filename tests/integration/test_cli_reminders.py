@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +15,20 @@ from pathlib import Path
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from tickler.core import format_instant
+from tickler.core import format_instant, parse_instant
 
 from .conftest import store_path
 from .pgsupport import PgSchema, pg_schema
-from .read_support import MIN, T0, Written, write_sessions
+from .read_support import (
+    LATE_PROMPT,
+    MIN,
+    PAST,
+    PAUSED_PROMPT,
+    T0,
+    Written,
+    write_paused_and_overdue,
+    write_sessions,
+)
 
 __all__ = ["pg_schema"]  # the fixture, imported for pytest
 
@@ -56,6 +66,18 @@ def written(request: pytest.FixtureRequest, tmp_path: Path) -> Written:
     return asyncio.run(write_sessions(kind, str(store_path(kind, tmp_path)), "tickler"))
 
 
+@pytest.fixture(params=["jsonl", "sqlite", "postgres"])
+def paused_and_overdue(request: pytest.FixtureRequest, tmp_path: Path) -> Written:
+    kind = str(request.param)
+    if kind == "postgres":
+        pg: PgSchema = request.getfixturevalue("pg_schema")
+        found = asyncio.run(write_paused_and_overdue(kind, pg.dsn, pg.schema))
+        found.source = uri(pg)
+        return found
+    source = str(store_path(kind, tmp_path))
+    return asyncio.run(write_paused_and_overdue(kind, source, "tickler"))
+
+
 def test_json_lists_every_sessions_reminders(written: Written) -> None:
     done = tickler("reminders", written.source, "--schema", written.schema, "--json")
     assert (done.returncode, done.stderr) == (0, "")
@@ -81,7 +103,14 @@ def test_the_table_and_its_filters(written: Written) -> None:
     none_soon = tickler(*base, "--due-within", "1m", "--json")
     by_2100 = tickler(*base, "--due-within", "4000w", "--json")
     assert table.returncode == 0, table.stderr
-    for column in ("session", "next due (UTC)", "next due (Europe/Berlin)", "outbox", "late"):
+    for column in (
+        "session",
+        "prompt",
+        "next due (UTC)",
+        "next due (Europe/Berlin)",
+        "state",
+        "late",
+    ):
         assert column in table.stdout
     assert "2096-10-02 09:16:40 CEST" in table.stdout
     assert "5.0 s" in table.stdout
@@ -122,3 +151,56 @@ def test_an_unreachable_database_is_one_line_exit_1() -> None:
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.count("\n") == 1
     assert "cannot connect to PostgreSQL at 127.0.0.1:1" in done.stderr
+
+
+def test_a_paused_reminder_is_listed_paused_and_overdue_ones_marked(
+    paused_and_overdue: Written,
+) -> None:
+    """The session whose only reminder is paused is listed (it was "No
+    reminders." on PostgreSQL): paused, no next due. The reminders due since
+    2023 are due and overdue, by how much (in JSON, in milliseconds)."""
+    found = paused_and_overdue
+    done = tickler("reminders", found.source, "--schema", found.schema, "--json")
+    assert (done.returncode, done.stderr) == (0, "")
+    document = json.loads(done.stdout)
+    now = document["now"]
+    rows = {r["prompt"]: r for r in document["reminders"]}
+    assert list(rows) == [LATE_PROMPT, "stretch", PAUSED_PROMPT]
+    paused = rows[PAUSED_PROMPT]
+    assert (paused["state"], paused["paused"], paused["nextDue"]) == ("paused", True, None)
+    assert (paused["overdue"], paused["overdueMs"]) == (False, None)
+    for prompt, due in ((LATE_PROMPT, PAST + MIN), ("stretch", PAST + 5 * MIN)):
+        row = rows[prompt]
+        assert (row["state"], row["overdue"], row["nextDueMs"]) == ("due", True, due)
+        assert row["overdueMs"] >= 0
+        assert row["overdueMs"] == parse_instant(now) - due
+    only_paused = tickler("reminders", found.source, "--schema", found.schema, "--session", "paws")
+    assert only_paused.returncode == 0, only_paused.stderr
+    assert "No reminders." not in only_paused.stdout
+    assert PAUSED_PROMPT in only_paused.stdout
+    assert "paused" in only_paused.stdout
+
+
+def test_the_table_shows_the_prompt_escaped_and_cut_and_marks_overdue_ones(
+    paused_and_overdue: Written,
+) -> None:
+    found = paused_and_overdue
+    done = tickler("reminders", found.source, "--schema", found.schema)
+    assert (done.returncode, done.stderr) == (0, "")
+    text = done.stdout
+    assert "\x1b" in LATE_PROMPT
+    assert "\x1b" not in text  # the escape is shown, never sent to the terminal
+    assert "pay the\\x1b[2J rent\\nbefore" in text  # the newline shown as \n
+    assert "show whole" not in text  # cut ...
+    assert "…" in text  # ... and says so
+    for column in ("prompt", "state", "overdue"):
+        assert column in text
+    cells = [[c.strip() for c in re.split("[│┃]", line)[1:-1]] for line in text.splitlines()]
+    header = next(row for row in cells if row[:4] == ["session", "id", "kind", "prompt"])
+    rows = {row[3]: dict(zip(header, row, strict=True)) for row in cells if len(row) == len(header)}
+    paused = rows["water the ferns"]
+    assert (paused["state"], paused["overdue"]) == ("paused", "-")
+    assert paused["next due (UTC)"] == "-"
+    late = next(row for prompt, row in rows.items() if prompt.startswith("pay the"))
+    assert late["state"] == "due"
+    assert late["overdue"].endswith(" d") or " d " in late["overdue"]  # since 2023: days

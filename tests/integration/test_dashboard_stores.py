@@ -25,7 +25,7 @@ from tickler.shell._ports import SessionStore
 
 from .conftest import make_store, store_path
 from .pgsupport import PgSchema, pg_schema
-from .read_support import Scribe
+from .read_support import LATE_PROMPT, PAST, PAUSED_PROMPT, Scribe, write_paused_and_overdue
 
 __all__ = ["pg_schema"]  # the fixture, imported for pytest
 
@@ -116,6 +116,54 @@ async def test_the_page_over_each_store(source: tuple[str, str]) -> None:
         "beta",
         "gamma",
     ]
+
+
+async def _page(source: str, schema: str, now: int) -> str:
+    async with open_read_model(source, schema=schema) as model:
+        app = create_app(model, now=lambda: now, zone=BERLIN)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://dashboard") as client:
+            response = await client.get("/")
+    assert response.status_code == 200
+    return response.text
+
+
+def _rows(section: str) -> list[str]:
+    return re.findall(r"<tr class=\"(?:reminder|session)\">(.*?)</tr>", section, re.S)
+
+
+async def test_paused_reminders_count_and_show_paused_and_overdue_ones_are_marked(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The session whose only reminder is paused counts it (it counted 0 on
+    PostgreSQL) and the page lists it as paused, with no due time; a
+    reminder past due shows as due, overdue by how much, then stuck."""
+    if kind == "postgres":
+        pg: PgSchema = request.getfixturevalue("pg_schema")
+        source, schema = pg.dsn, pg.schema
+    else:
+        source, schema = str(store_path(kind, tmp_path)), "tickler"
+    await write_paused_and_overdue(kind, source, schema)
+    page = await _page(source, schema, PAST + 3 * MIN)
+    (paws,) = [row for row in _rows(_section(page, "sessions")) if "paws" in row]
+    assert re.findall(r"<td>(\d+)</td>", paws) == ["1", "1"]  # 1 reminder, 1 paused
+    (paused,) = _rows(_section(page, "paused"))
+    assert PAUSED_PROMPT in paused
+    assert '<span class="tag paused">paused</span>' in paused
+    assert '<span class="none">' in paused  # no due time
+    day = _rows(_section(page, "next-24-hours"))
+    (late,) = [row for row in day if "pay the" in row]
+    assert '<span class="tag due">due</span>' in late
+    assert "overdue 2 min 00 s" in late
+    (stretch,) = [row for row in day if "stretch" in row]
+    assert '<span class="tag scheduled">scheduled</span>' in stretch
+    assert PAUSED_PROMPT not in _section(page, "trouble")
+    later = await _page(source, schema, PAST + 20 * MIN)
+    trouble = _rows(_section(later, "trouble"))
+    assert len(trouble) == 2  # both due, nothing delivered them: stuck
+    assert all("stuck" in row and '<span class="tag due">due</span>' in row for row in trouble)
+    assert any(LATE_PROMPT.split("\x1b")[0] in row for row in trouble)
+    assert "overdue 19 min 00 s" in later
 
 
 def _served_url(proc: subprocess.Popen[str]) -> str:

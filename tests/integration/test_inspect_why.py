@@ -116,7 +116,7 @@ def test_a_fixed_rate_reminders_story_shows_catch_up_and_lateness(tmp_path: Path
     )
     assert steps[4].late_ms == 30 * MINUTE  # the session came back at 5:30
     assert steps[5].late_ms == 30 * MINUTE
-    assert story.status == f"deleted at {steps[7].at}"
+    assert (story.state, story.status) == ("ended", f"ended: deleted at {steps[7].at}")
 
 
 def test_a_one_shots_story_ends_when_it_is_delivered(tmp_path: Path) -> None:
@@ -130,7 +130,8 @@ def test_a_one_shots_story_ends_when_it_is_delivered(tmp_path: Path) -> None:
     assert steps[1].late_ms == 0
     assert steps[2].late_ms == 0
     assert steps[2].text == "as the agent's turn #0, 0.000 s after it fell due"
-    assert story.status == "finished: its last occurrence was dispatched"
+    assert story.status == "ended: its last occurrence was dispatched"
+    assert (story.state, story.next_due) == ("ended", None)
     deleted = _story_of(tmp_path, "schedule-3", clock.now_ms())
     assert [s.event for s in deleted.steps] == ["created", "deleted"]
     assert not _story_of(tmp_path, "schedule-9", clock.now_ms()).found
@@ -210,7 +211,8 @@ def test_a_calendar_reminders_story_counts_what_catch_up_skipped(tmp_path: Path)
         "first due 2026-08-06T07:00:00.000Z"
     )
     assert story.steps[4].late_ms == HOUR
-    assert story.status == "active: next due 2026-08-10T07:00:00.000Z"
+    assert story.status == "scheduled: next due 2026-08-10T07:00:00.000Z"
+    assert (story.state, story.next_due) == ("scheduled", "2026-08-10T07:00:00.000Z")
 
 
 async def _changed_log(store_dir: Path) -> VirtualClock:
@@ -259,7 +261,8 @@ def test_a_changed_reminders_story_shows_each_change(tmp_path: Path) -> None:
     assert story.steps[5].occurrence_at == "2026-08-05T15:20:00.000Z"
     assert story.steps[5].skipped == 0
     # Back on the rule: 16:00 was the occurrence moved to 15:20, so 17:00.
-    assert story.status == "active: next due 2026-08-05T17:00:00.000Z"
+    assert story.status == "scheduled: next due 2026-08-05T17:00:00.000Z"
+    assert (story.state, story.next_due) == ("scheduled", "2026-08-05T17:00:00.000Z")
 
 
 def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
@@ -316,7 +319,8 @@ def _assert_one_catch_up_for_15(story: Story, snoozed_to: str) -> None:
         ("answered", None, None),
     ]
     assert story.steps[1].text == f"snoozed: next due 2026-08-05T{snoozed_to}:00.000Z"
-    assert story.status == "active: next due 2026-08-05T16:00:00.000Z"
+    assert story.status == "scheduled: next due 2026-08-05T16:00:00.000Z"
+    assert (story.state, story.next_due) == ("scheduled", "2026-08-05T16:00:00.000Z")
 
 
 def test_a_snoozed_fixed_rate_reminders_story_counts_the_snoozed_one(tmp_path: Path) -> None:
