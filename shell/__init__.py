@@ -3,7 +3,15 @@ clocks, timers, the reference host, and the ports stores and agent
 frameworks plug into. Every rule is :mod:`tickler.core`'s."""
 
 from tickler.shell._clock import Clock, SystemClock, VirtualClock
-from tickler.shell._host import AgentHost, FollowUp, IdleClaim, ReleaseOnce, TimedHost
+from tickler.shell._host import (
+    AgentHost,
+    DrainingHost,
+    FollowUp,
+    IdleClaim,
+    ReleaseOnce,
+    SessionClosed,
+    TimedHost,
+)
 from tickler.shell._pending import Pending, PendingDelivery, PendingTurn, pending_work
 from tickler.shell._ports import (
     FailureIndex,
@@ -35,6 +43,7 @@ __all__ = [
     "AgentHost",
     "Calendar",
     "Clock",
+    "DrainingHost",
     "FailureIndex",
     "FollowUp",
     "HostFactory",
@@ -54,6 +63,7 @@ __all__ = [
     "ScheduleError",
     "ScheduleRuntime",
     "Session",
+    "SessionClosed",
     "SessionLocked",
     "SessionLog",
     "SessionStore",

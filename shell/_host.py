@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 import msgspec
 
 from tickler.core import Occurrence
+
+DRAIN_TIMEOUT_S: Final = 10.0
+"""How long leaving a session lets the host's turns in flight finish by
+default (``open_session(..., drain_timeout_s=...)``), as a host's own
+``close()`` grace: long enough for a model that is answering, short enough
+that a program stops promptly when one hangs."""
+
+
+class SessionClosed(RuntimeError):
+    """A tool call reached a session whose runtime is stopping or stopped:
+    nothing was run. Raised, never answered as a tool's text, so a turn
+    that calls a tool after its session closed fails instead of reading an
+    answer as if the call had run."""
 
 
 class FollowUp(msgspec.Struct, frozen=True):
@@ -69,4 +82,18 @@ class TimedHost(Protocol):
     @property
     def timeout(self) -> float:
         """The most one ``followup`` call takes, in seconds."""
+        ...
+
+
+@runtime_checkable
+class DrainingHost(Protocol):
+    """A host with turns of its own that leaving a session lets finish:
+    ``open_session`` calls ``drain`` before it stops the runtime, so the
+    tool calls of those turns are still answered."""
+
+    async def drain(self, timeout_s: float) -> None:
+        """Start no new turn for a new hand-over; let the turns of the
+        inputs taken so far run for at most ``timeout_s`` (on the host's
+        clock), then cut a turn still running, recorded so that it runs
+        again later. Cancelling the call cuts at once."""
         ...

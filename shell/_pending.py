@@ -7,8 +7,9 @@
   records (the 1st, 2nd, 4th, 8th... failure is recorded, so this is a
   lower bound); ``last_error`` is the latest recorded one.
 * Pending turns: turn inputs (``tickler/turn-input``) with neither a
-  finished turn nor an abandonment, with their turn starts so far and their
-  recorded model failures.
+  finished turn nor an abandonment, with their turn starts so far, their
+  recorded model failures and their cuts (``tickler/turn-cut``: a session
+  closed under the turn).
 * Abandoned turns: inputs given up after too many failed starts.
 
 ``tickler inspect`` shows these; ``ScheduleRuntime.pending_deliveries``
@@ -37,12 +38,14 @@ from tickler.shell._records import (
 from tickler.shell._reference_host import (
     TURN,
     TURN_ABANDONED,
+    TURN_CUT,
     TURN_FAILED,
     TURN_INPUT,
     TURN_REF,
     TURN_START,
     Source,
     TurnAbandoned,
+    TurnCut,
     TurnFailed,
     TurnInput,
     TurnRecord,
@@ -71,9 +74,10 @@ class PendingTurn(msgspec.Struct, frozen=True):
     input: int
     source: Source
     key: str | None
-    starts: int = 0  # turn starts so far (failed, or cut by a crash)
+    starts: int = 0  # turn starts so far (failed, cut, or cut off by a crash)
     failures: int = 0  # recorded model failures
     last_error: str | None = None
+    cuts: int = 0  # starts cut by a closing session (recorded; not failures)
 
 
 class Pending(msgspec.Struct, frozen=True):
@@ -83,11 +87,13 @@ class Pending(msgspec.Struct, frozen=True):
 
     @property
     def stuck(self) -> bool:
-        """Anything owed that has failed at least once, or was given up."""
+        """Anything owed that has failed at least once (a turn start with no
+        recorded outcome counts: a crash cut it off), or was given up. A
+        turn cut by a closing session is owed, not stuck."""
         return bool(
             self.abandoned
             or any(d.failures for d in self.deliveries)
-            or any(t.failures or t.starts for t in self.turns)
+            or any(t.failures or t.starts > t.cuts for t in self.turns)
         )
 
 
@@ -103,6 +109,7 @@ class _Turn:
     starts: int = 0
     failures: int = 0
     last_error: str | None = None
+    cuts: int = 0
 
 
 @dataclass
@@ -140,6 +147,11 @@ class _Scan:
             turn.failures += 1
             turn.last_error = failed.error
 
+    def _turn_cut(self, event: SessionEvent) -> None:
+        cut = msgspec.json.decode(event.data, type=TurnCut)
+        if (turn := self.turns.get(cut.input)) is not None:
+            turn.cuts += 1
+
     def _abandoned(self, event: SessionEvent) -> None:
         gone = msgspec.json.decode(event.data, type=TurnAbandoned)
         if (turn := self.turns.pop(gone.input, None)) is not None:
@@ -166,6 +178,7 @@ _READERS: Final[dict[str, Callable[[_Scan, SessionEvent], None]]] = {
     TURN_INPUT: _Scan._input,
     TURN_START: _Scan._start,
     TURN_FAILED: _Scan._turn_failed,
+    TURN_CUT: _Scan._turn_cut,
     TURN_ABANDONED: _Scan._abandoned,
     TURN: _Scan._turn,
 }
@@ -173,7 +186,9 @@ _READERS: Final[dict[str, Callable[[_Scan, SessionEvent], None]]] = {
 
 def _row(turn: _Turn) -> PendingTurn:
     item = turn.item
-    return PendingTurn(item.n, item.source, item.key, turn.starts, turn.failures, turn.last_error)
+    return PendingTurn(
+        item.n, item.source, item.key, turn.starts, turn.failures, turn.last_error, turn.cuts
+    )
 
 
 def pending_work(events: Iterable[SessionEvent]) -> Pending:

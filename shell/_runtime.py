@@ -47,7 +47,7 @@ from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
-from tickler.shell._host import AgentHost, FollowUp, IdleClaim, TimedHost
+from tickler.shell._host import AgentHost, FollowUp, IdleClaim, SessionClosed, TimedHost
 from tickler.shell._loading import (
     Loaded,
     load_session,
@@ -266,7 +266,8 @@ class ScheduleRuntime:
 
     async def call_tool(self, name: str, args: object) -> str:
         """One tool call: the exact output text the model sees. Never raises
-        for any ``args``; a malformed call answers a closed error code."""
+        for any ``args``; a malformed call answers a closed error code.
+        Raises :class:`SessionClosed` once :meth:`dispose` has begun."""
         return render(
             await tool_result(
                 self.execute, name, args, session_id=self._log.header.id, profile=self._profile
@@ -277,14 +278,18 @@ class ScheduleRuntime:
         """One tool transaction in the session's FIFO: the one pipeline every
         surface (the model's tools, the typed API) goes through, with the
         same rules, events and durability barrier. Never raises for a
-        command; a refused one is a closed error."""
+        command; a refused one is a closed error. Raises
+        :class:`SessionClosed` once :meth:`dispose` has begun: nothing is
+        run then, and an answer would read as if it had been."""
         if self._phase is Phase.NEW:
             raise RuntimeError("ScheduleRuntime.start() has not been awaited")
+        if self._is_stopping():
+            logger.warning("schedule: a tool was called on a disposed runtime; it raises")
+            raise SessionClosed(
+                f"session {self._log.header.id!r} is closed: the tool call was not run"
+            )
         tool = f"schedule_{_OPERATIONS.get(type(command), 'create')}"
         with _telemetry.tool_call(self._log.header.id, tool) as call:
-            if self._is_stopping():
-                logger.warning("schedule: a tool was called on a disposed runtime")
-                return call.ended(Failure(INTERNAL_ERROR))  # nobody is left to read it
             return call.ended(await self._tool(command))
 
     def request_drive(self) -> None:
@@ -605,7 +610,7 @@ class ScheduleRuntime:
 
     def _arm(self, at_ms: int | None) -> None:
         assert self._timers is not None
-        if at_ms is None:
+        if at_ms is None or self._is_stopping():  # a call admitted before dispose() arms nothing
             self._timers.cancel(self)
         else:
             self._timers.arm(self, at_ms, self.request_drive)

@@ -5,9 +5,12 @@ session (the factory gets the session, so the host may use its tools: the
 host and the runtime need each other, and this is where that is solved),
 starts the runtime and the host, and on the way out - however the block is
 left: normally, by an exception, or by a cancelled task, cancelled again
-during the teardown too - stops them in one order: the runtime (a hand-over
-in flight gets its grace), the host, a snapshot, the log. A task the timer
-heap ran only for this session is stopped as well, so nothing of the
+during the teardown too - stops them in one order: the host's turns in
+flight are drained (they finish, their tool calls answered by the live
+runtime, for at most the drain timeout; a cancellation during the teardown
+cuts them at once), then the runtime stops (a hand-over in flight gets its
+grace), the host closes, a snapshot is saved, the log closes. A task the
+timer heap ran only for this session is stopped as well, so nothing of the
 session is left running. :func:`open_log_session` does the same over a log
 the caller opened (a worker's claimed session).
 
@@ -46,7 +49,7 @@ from tickler.core import (
 from tickler.core._errors import CORRUPT_LOG
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell._clock import Clock, SystemClock
-from tickler.shell._host import AgentHost
+from tickler.shell._host import DRAIN_TIMEOUT_S, AgentHost, DrainingHost
 from tickler.shell._pending import PendingDelivery
 from tickler.shell._ports import SessionLog, SessionStore
 from tickler.shell._reminders import (
@@ -100,8 +103,10 @@ class _AsyncCloses(Protocol):
 class SessionTools:
     """The schedule tools of one session, as a model gets them: each call
     answers the exact text the model sees (closed error codes included; it
-    never raises for any arguments). Adapters translate these for a
-    framework (``schedule_toolset(session.tools)``, ...)."""
+    never raises for any arguments). A call on a session that is closing or
+    closed raises :class:`~tickler.shell._host.SessionClosed` instead:
+    nothing ran, and no text may read as if it had. Adapters translate
+    these for a framework (``schedule_toolset(session.tools)``, ...)."""
 
     def __init__(
         self, execute: Execute, *, session_id: str = "", profile: Profile = DEFAULT_PROFILE
@@ -128,6 +133,9 @@ class SessionTools:
         )
 
     async def call_tool(self, name: str, args: object) -> str:
+        """The text the model sees for one call. Never raises for any
+        ``args``; raises :class:`~tickler.shell._host.SessionClosed` once
+        the session's runtime is stopping."""
         return render(await self.result(name, args))
 
 
@@ -146,7 +154,8 @@ def corrupt_session_tools(*, profile: Profile = DEFAULT_PROFILE) -> SessionTools
 
 class Session(Generic[H_co]):
     """An open session (see :func:`open_session`): its tools, its typed API,
-    and what it is doing."""
+    and what it is doing. Once the runtime stops (the block is being left),
+    both raise :class:`~tickler.shell._host.SessionClosed`."""
 
     def __init__(
         self, log: SessionLog, clock: Clock, *, profile: Profile = DEFAULT_PROFILE
@@ -266,9 +275,17 @@ class Session(Generic[H_co]):
 
     # -- lifecycle (open_session's) ------------------------------------------
 
-    async def _stop(self, *, snapshot_after: int, timers: TimerHeap) -> None:
+    async def _stop(
+        self,
+        *,
+        snapshot_after: int,
+        timers: TimerHeap,
+        drain_timeout_s: float,
+        hurry: asyncio.Event,
+    ) -> None:
         """The one teardown order; a step that fails is logged and the next
-        still runs. Raises the first failure at the end."""
+        still runs. Raises the first failure at the end. ``hurry`` (a
+        cancellation during the teardown) cuts the drain short."""
         failures: list[BaseException] = []
 
         async def step(name: str, action: Callable[[], Awaitable[object]]) -> None:
@@ -279,10 +296,16 @@ class Session(Generic[H_co]):
                 failures.append(exc)
 
         runtime, host = self._runtime, self._host
+        host_object: object = host  # hosts drain and close in their own ways, or not at all
+        if runtime is not None and isinstance(host_object, DrainingHost):
+            # Before the runtime stops: the turns' tool calls are answered.
+            drainable = host_object
+            await step(
+                "draining the host's turns", lambda: _drain(drainable, drain_timeout_s, hurry)
+            )
         if runtime is not None:
             await step("stopping the runtime", runtime.dispose)
         await step("stopping the timers", timers.release)
-        host_object: object = host  # hosts close in one of two ways, or not at all
         if isinstance(host_object, _AsyncCloses):
             await step("closing the host", host_object.aclose)
         elif isinstance(host_object, _Closes):
@@ -300,6 +323,26 @@ class Session(Generic[H_co]):
             return True
         snapshot = self.log.load_snapshot()
         return self.log.length - (0 if snapshot is None else snapshot.through) >= snapshot_after
+
+
+async def _drain(host: DrainingHost, timeout_s: float, hurry: asyncio.Event) -> None:
+    """``host.drain(timeout_s)``, cancelled (the host cuts its turns at
+    once) when ``hurry`` is set meanwhile."""
+    # The drain's task is scheduled first, so it has begun (and a cancel
+    # cuts its turns) even when ``hurry`` is set already.
+    drain = asyncio.ensure_future(host.drain(timeout_s))
+    hurried = asyncio.ensure_future(hurry.wait())
+    try:
+        await asyncio.wait((drain, hurried), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        hurried.cancel()
+    if not drain.done():
+        drain.cancel()  # its turns are cut on purpose: not a failure of the teardown
+    try:
+        await drain
+    except asyncio.CancelledError:
+        if not drain.cancelled():
+            raise  # not ours: the host's own
 
 
 async def _start(
@@ -324,16 +367,24 @@ async def open_session(
     clock: Clock | None = None,
     timers: TimerHeap | None = None,
     dispose_grace_s: float = DISPOSE_GRACE_S,
+    drain_timeout_s: float = DRAIN_TIMEOUT_S,
     snapshot_after: int = 0,
     profile: Profile = DEFAULT_PROFILE,
 ) -> AsyncIterator[Session[H]]:
     """Open ``session_id`` of ``store`` (creating it when absent) and run it
     for the ``async with`` block: the runtime delivers due reminders to the
     host ``host(session)`` builds, and the session's tools and typed API
-    answer. On the way out, however the block is left, it stops the runtime
-    (a hand-over in flight gets ``dispose_grace_s``), closes the host, saves
-    a snapshot (when at least ``snapshot_after`` events follow the last
-    one; 0: always) and closes the log, which releases its lock or lease.
+    answer. On the way out, however the block is left, it first lets the
+    host's turns in flight finish (a host with ``drain``, as
+    ``ReferenceHost`` and the framework hosts: the messages sent in the
+    block get their turns, their tool calls answered) for at most
+    ``drain_timeout_s`` (10 s), cutting a turn still running then, or at
+    once when the task is cancelled again during the teardown (a cut turn
+    is recorded as cut and runs when the session is next opened). Then it
+    stops the runtime (a hand-over in flight gets ``dispose_grace_s``),
+    closes the host, saves a snapshot (when at least ``snapshot_after``
+    events follow the last one; 0: always) and closes the log, which
+    releases its lock or lease.
     ``timers`` is the timer heap (default: the process's, per event loop
     and clock); its task stops when no session has a wake left in it.
     ``profile`` is the tool contract: ``extended`` (the default) or
@@ -349,6 +400,7 @@ async def open_session(
         clock=clock,
         timers=timers,
         dispose_grace_s=dispose_grace_s,
+        drain_timeout_s=drain_timeout_s,
         snapshot_after=snapshot_after,
         profile=profile,
     ) as session:
@@ -363,6 +415,7 @@ async def open_log_session(
     clock: Clock | None = None,
     timers: TimerHeap | None = None,
     dispose_grace_s: float = DISPOSE_GRACE_S,
+    drain_timeout_s: float = DRAIN_TIMEOUT_S,
     snapshot_after: int = 0,
     on_start_error: Callable[[Exception], None] | None = None,
     profile: Profile = DEFAULT_PROFILE,
@@ -382,8 +435,15 @@ async def open_log_session(
             log, built, clock, timers=heap, dispose_grace_s=dispose_grace_s, profile=profile
         )
 
+    hurry = asyncio.Event()  # a cancellation during the teardown: cut the turns now
+
     def stop() -> Awaitable[None]:
-        return session._stop(snapshot_after=snapshot_after, timers=heap)
+        return session._stop(
+            snapshot_after=snapshot_after,
+            timers=heap,
+            drain_timeout_s=drain_timeout_s,
+            hurry=hurry,
+        )
 
     try:
         try:
@@ -394,16 +454,19 @@ async def open_log_session(
             raise
         yield session
     except BaseException:
-        await _to_the_end(stop(), quiet=True)
+        await _to_the_end(stop(), quiet=True, on_cancel=hurry.set)
         raise
-    await _to_the_end(stop(), quiet=False)
+    await _to_the_end(stop(), quiet=False, on_cancel=hurry.set)
 
 
-async def _to_the_end(work: Awaitable[None], *, quiet: bool) -> None:
+async def _to_the_end(
+    work: Awaitable[None], *, quiet: bool, on_cancel: Callable[[], None] | None = None
+) -> None:
     """Run ``work`` to its end even when the task running us is cancelled
     meanwhile, once or again (a cancelled task must leave no lock, lease,
-    task or open file behind); the cancellation is raised after. ``quiet``:
-    the block already failed, so a failure of ``work`` is only logged."""
+    task or open file behind); the cancellation is raised after, and
+    ``on_cancel`` is called at each one (to hurry ``work``). ``quiet``: the
+    block already failed, so a failure of ``work`` is only logged."""
     task = asyncio.ensure_future(work)
     cancelled = False
     while not task.done():
@@ -413,6 +476,8 @@ async def _to_the_end(work: Awaitable[None], *, quiet: bool) -> None:
             if task.done():
                 break
             cancelled = True
+            if on_cancel is not None:
+                on_cancel()
         except Exception:  # noqa: BLE001 - the task's own error, taken from it below
             break
     error = None if task.cancelled() else task.exception()

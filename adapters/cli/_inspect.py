@@ -88,6 +88,7 @@ def _turn_json(row: PendingTurn) -> dict[str, object]:
         "key": row.key,
         "starts": row.starts,
         "failures": row.failures,
+        "cuts": row.cuts,
         "lastError": row.last_error,
     }
 

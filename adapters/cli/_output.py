@@ -118,7 +118,8 @@ def print_pending(pending: Pending, out: Console) -> None:
     if pending.stuck:
         out.print(
             Text(
-                "stuck: something owed has failed (or was cut off) at least once, or was given up",
+                "stuck: something owed has failed (or was cut off by a crash) at least once,"
+                " or was given up",
                 style="bold",
             )
         )
@@ -126,7 +127,7 @@ def print_pending(pending: Pending, out: Console) -> None:
 
 def _turns(title: str, rows: tuple[PendingTurn, ...]) -> Table:
     table = Table(title=title, title_justify="left")
-    for column in ("input", "source", "key", "starts", "failures", "last error"):
+    for column in ("input", "source", "key", "starts", "failures", "cuts", "last error"):
         table.add_column(Text(column))
     for row in rows:
         table.add_row(
@@ -135,6 +136,7 @@ def _turns(title: str, rows: tuple[PendingTurn, ...]) -> Table:
             shown(row.key or "-"),
             Text(str(row.starts)),
             Text(str(row.failures)),
+            Text(str(row.cuts)),
             shown(row.last_error or "-"),
         )
     return table

@@ -54,6 +54,7 @@ def test_a_well_formed_outbox_and_acknowledgement_pass(tmp_path: Path) -> None:
         ("tickler/delivered", b'{"key":1}'),
         ("tickler/followup-failed", b'{"key":"k","attempt":"x","error":"e"}'),
         ("tickler/turn-input", b'{"n":"zero","source":"user","text":"t"}'),
+        ("tickler/turn-cut", b'{"input":0,"attempt":1,"reason":"bored"}'),
     ],
 )
 def test_a_malformed_tickler_record_is_corrupt_with_its_line(

@@ -141,6 +141,7 @@ def test_an_abandoned_and_a_waiting_turn_are_shown(tmp_path: Path) -> None:
             "key": KEY,
             "starts": 0,
             "failures": 0,
+            "cuts": 0,
             "lastError": None,
         }
     ]
@@ -151,9 +152,37 @@ def test_an_abandoned_and_a_waiting_turn_are_shown(tmp_path: Path) -> None:
             "key": None,
             "starts": 1,
             "failures": 1,
+            "cuts": 0,
             "lastError": "ValueError: \x1b]0;t\x07",
         }
     ]
+
+
+def test_a_turn_cut_by_a_closing_session_is_owed_not_stuck(tmp_path: Path) -> None:
+    path = session(
+        tmp_path / "s1.jsonl",
+        ("tickler/turn-input", {"n": 0, "source": "user", "text": "stretch"}),
+        ("tickler/turn-start", {"input": 0}),
+        ("tickler/turn-cut", {"input": 0, "attempt": 1, "reason": "timeout"}),
+    )
+    pending = json.loads(tickler("inspect", "--json", path).stdout)["pending"]
+    assert pending["stuck"] is False  # it runs again when the session is next opened
+    assert pending["turns"] == [
+        {
+            "input": 0,
+            "source": "user",
+            "key": None,
+            "starts": 1,
+            "failures": 0,
+            "cuts": 1,
+            "lastError": None,
+        }
+    ]
+    text = tickler("inspect", path)
+    assert text.returncode == 0, text.stderr
+    waiting = pending_lines(text.stdout)
+    assert "cuts" in waiting
+    assert "stuck" not in waiting
 
 
 def test_a_malformed_runtime_record_is_reported_as_corruption(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@ by an exception, by a cancelled task, or cancelled again while it tears
 down - the session leaves nothing behind: no task of ours, no lock (another
 open succeeds here and from another process), no SQLite lock file, no
 PostgreSQL lease, no open file; and the teardown runs in one order (the
-runtime stopped before the host is closed, then a snapshot, the log last).
+host's turns drained while the runtime runs, the runtime stopped before
+the host is closed, then a snapshot, the log last).
 A session that cannot start leaves no snapshot of a state it never loaded,
 and a task cancelled while the session loads waits for the load before the
 log closes."""
@@ -120,6 +121,10 @@ class Agent(ReferenceHost):
         self._gate = gate
         self._record = record
 
+    async def drain(self, timeout_s: float = 10.0) -> None:
+        self._record.append(f"host drained (runtime {self._session.phase.value})")
+        await super().drain(timeout_s)
+
     async def close(self, *, grace_s: float = 10.0) -> None:
         self._record.append(f"host closed (runtime {self._session.phase.value})")
         self._gate.closing.set()
@@ -198,7 +203,9 @@ async def test_the_teardown_runs_in_one_order(how: Exit) -> None:
     record: list[str] = []
     store = RecordingStore(record)
     await leave(store, how, record)
-    assert [line for line in record if line != "flush"][-3:] == [
+    assert [line for line in record if line != "flush"][-4:] == [
+        # The turns end while the runtime still answers their tool calls.
+        "host drained (runtime running)",
         "host closed (runtime stopped)",
         "snapshot",
         "log closed",

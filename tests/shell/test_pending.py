@@ -76,6 +76,21 @@ async def test_turn_failures_and_abandonment() -> None:
 
 
 @async_test
+async def test_a_turn_cut_by_a_closing_session_is_owed_not_stuck() -> None:
+    log = new_memory_log()
+    await append_raw(log, "tickler/turn-input", {"n": 0, "source": "user", "text": "slow"})
+    await append_raw(log, "tickler/turn-start", {"input": 0})
+    await append_raw(log, "tickler/turn-cut", {"input": 0, "attempt": 1, "reason": "timeout"})
+    pending = pending_work(log.events())
+    assert pending.turns == (PendingTurn(0, "user", None, starts=1, cuts=1),)
+    assert not pending.stuck  # it runs again when the session next runs
+    await append_raw(log, "tickler/turn-start", {"input": 0})  # then cut off by a crash
+    pending = pending_work(log.events())
+    assert pending.turns == (PendingTurn(0, "user", None, starts=2, cuts=1),)
+    assert pending.stuck
+
+
+@async_test
 async def test_a_malformed_record_is_a_corrupt_log_naming_its_seq() -> None:
     log = new_memory_log()
     await append_raw(log, "tickler/turn-input", {"n": 0, "source": "user", "text": "a"})

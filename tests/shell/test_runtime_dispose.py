@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from tickler.core import ListSchedules
 from tickler.shell._clock import settle
+from tickler.shell._host import SessionClosed
 from tickler.shell._runtime import DISPOSE_GRACE_S
 
 from .support import MINUTE, SECOND, T0, Gate, Rig, async_test, rig
@@ -229,3 +233,18 @@ async def test_dispose_leaves_no_wait_of_its_own_running() -> None:
         )
         await r.runtime.dispose()
         assert runtime_tasks() == []
+
+
+@async_test
+async def test_a_tool_call_after_dispose_raises_instead_of_answering() -> None:
+    # Nothing runs: an internal_error text would read to a model as the
+    # tool's answer, and its turn would be recorded as answered.
+    async with rig() as r:
+        await r.runtime.dispose()
+        mark = len(r.calls)
+        with pytest.raises(SessionClosed, match="'s1' is closed: the tool call was not run"):
+            await r.runtime.call_tool("schedule_create", {"prompt": "p", "after_seconds": 60})
+        with pytest.raises(SessionClosed):
+            await r.runtime.execute(ListSchedules())
+        assert r.since(mark) == []  # not even a flush
+        assert r.log.labels() == []
