@@ -110,8 +110,9 @@ def _starts_turn(message: object) -> bool:
 
 
 def _to_dict(message: BaseMessage) -> dict[str, Any]:
-    """``message_to_dict``, with the data in JSON's types."""
-    return {"type": message.type, "data": message.model_dump(mode="json")}
+    """``message_to_dict``, with the data in JSON's types (a value JSON has
+    no type for, in a provider's metadata, is kept as its text)."""
+    return {"type": message.type, "data": message.model_dump(mode="json", fallback=str)}
 
 
 class LogChatMessageHistory(BaseChatMessageHistory):

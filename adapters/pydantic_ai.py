@@ -36,7 +36,7 @@ import msgspec
 from tickler.adapters._conversation import DEFAULT_WINDOW, Window, check_window
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
-from tickler.core import Profile
+from tickler.core import Profile, SessionEvent
 from tickler.shell._clock import Clock
 from tickler.shell._ports import SessionLog
 from tickler.shell._reference_host import (
@@ -161,23 +161,26 @@ def logged_messages(log: SessionLog, *, window: int | None = DEFAULT_WINDOW) -> 
     history = _History(check_window(window))
     # The first turn names the conversation's system prompt; of the others,
     # the newest `window` suffice (each holds at least one message).
-    newest: deque[bytes] = deque(maxlen=window)
+    newest: deque[SessionEvent] = deque(maxlen=window)
     for event in log.events(log.header.owned_from):
         if event.type != MESSAGES:
             continue
-        try:
-            raw = bytes(_LOGGED.decode(event.data).messages)
-        except msgspec.DecodeError as exc:
-            raise ValueError(
-                f"session log event {event.seq}: malformed {MESSAGES} record: {exc}"
-            ) from None
         if history.empty:
-            history.extend(ModelMessagesTypeAdapter.validate_json(raw))
+            history.extend(_messages_of(event))
         else:
-            newest.append(raw)
-    for raw in newest:
-        history.extend(ModelMessagesTypeAdapter.validate_json(raw))
+            newest.append(event)
+    for event in newest:
+        history.extend(_messages_of(event))
     return history.messages
+
+
+def _messages_of(event: SessionEvent) -> list[ModelMessage]:
+    try:
+        return ModelMessagesTypeAdapter.validate_json(bytes(_LOGGED.decode(event.data).messages))
+    except (msgspec.DecodeError, ValueError) as exc:  # pydantic's ValidationError is one
+        raise ValueError(
+            f"session log event {event.seq}: malformed {MESSAGES} record: {exc}"
+        ) from None
 
 
 class PydanticAITurns:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -26,11 +27,13 @@ from tickler.adapters.pydantic_ai import (
     PydanticAIHost,
     PydanticAITurns,
     chat_model,
+    logged_messages,
     pydantic_ai_host,
     schedule_toolset,
 )
-from tickler.adapters.stores._memory import MemoryStore
-from tickler.core import tool_catalog
+from tickler.adapters.stores._memory import MemoryLog, MemoryStore
+from tickler.core import SessionHeader, tool_catalog
+from tickler.shell._ports import NewEvent
 from tickler.shell._reference_host import TurnInput
 from tickler.shell._session import Session
 
@@ -358,3 +361,10 @@ async def test_without_keep_conversation_nothing_is_logged_or_restored() -> None
     async with live_session(make, store=store) as s:
         assert s.host.messages == []
     await store.close()
+
+
+def test_a_malformed_messages_record_names_its_event() -> None:
+    log = MemoryLog(SessionHeader(id="s1", created_at=1))
+    log.append([NewEvent(MESSAGES, b'{"input":0,"messages":[{"kind":"nonsense"}]}', 1)])
+    with pytest.raises(ValueError, match="session log event 0: malformed pydantic-ai/messages"):
+        logged_messages(log)
