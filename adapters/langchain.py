@@ -150,11 +150,6 @@ class LogChatMessageHistory(BaseChatMessageHistory):
         self._built: tuple[int, list[BaseMessage]] = (-1, [])
 
     @property
-    def log_list(self) -> LogList:
-        """The messages and their events (a host stages a turn's here)."""
-        return self._list
-
-    @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         version, built = self._built
         if version != self._list.version:
@@ -244,7 +239,7 @@ class LangChainHost(ReferenceHost):
         if keep_conversation:
             self._history = LogChatMessageHistory(log, window=window, clock=clock)
             if history is not None:
-                self._history.log_list.seed([_to_dict(message) for message in history])
+                self._history._list.seed([_to_dict(message) for message in history])
         self._memory: Window[BaseMessage] = Window(
             window, lambda m: isinstance(m, HumanMessage), history or ()
         )
@@ -280,7 +275,7 @@ class LangChainHost(ReferenceHost):
     def _reply(self, text: str, new: list[BaseMessage]) -> TurnReply:
         if self._history is None:
             return TurnReply(text, (), lambda: self._memory.extend(new))
-        staged = self._history.log_list
+        staged = self._history._list
         staged.begin()
         self._history.add_messages(new)
         events, commit = staged.take()

@@ -121,7 +121,9 @@ class LogSession:
     the newest whole turns (a turn starts at a user message), at most
     ``window`` items (None: all); ``get_items(limit)`` the newest ``limit``
     of those, as the SDK's sessions do (``session_settings.limit`` when
-    ``limit`` is None).
+    ``limit`` is None). Memory holds at most twice ``window`` items, so a
+    ``pop_item`` after older items were let go does not bring them back
+    (the same when read back: the log's events are replayed alike).
 
     In a host's turn the changes are not written at once: they go into the
     batch of the turn's record, so they are durable with it or not at all.
@@ -172,11 +174,6 @@ class LogSession:
         self._items.clear()
         await self._items.flush()
 
-    @property
-    def log_list(self) -> LogList:
-        """The items and their events (a host stages a turn's changes here)."""
-        return self._items
-
 
 class OpenAIAgentsHost(ReferenceHost):
     """A :class:`ReferenceHost` whose every turn (a user message or a due
@@ -217,7 +214,7 @@ class OpenAIAgentsHost(ReferenceHost):
         if sdk_session is None and keep_conversation:
             self._log_session = LogSession(log, window=window, clock=clock)
             if history is not None:
-                self._log_session.log_list.seed(list(history))
+                self._log_session._items.seed(list(history))
         self._memory: Window[TResponseInputItem] = Window(window, _starts_turn, history or ())
         self._window = window
         self._run_config = run_config
@@ -237,12 +234,12 @@ class OpenAIAgentsHost(ReferenceHost):
         """The conversation the next run continues, as input items (empty
         with an ``sdk_session`` of your own)."""
         if self._log_session is not None:
-            return cast("list[TResponseInputItem]", self._log_session.log_list.items)
+            return cast("list[TResponseInputItem]", self._log_session._items.items)
         return [] if self._sdk_session is not None else self._memory.items
 
     async def _run_turn(self, turn: TurnInput) -> TurnReply:
         if self._log_session is not None:
-            staged = self._log_session.log_list
+            staged = self._log_session._items
             staged.begin()
             try:
                 result = await self._run(turn.text, self._log_session)
