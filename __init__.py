@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         delivery_target,
         schedule_tools,
     )
-    from tickler.adapters.langchain import langchain_tools
+    from tickler.adapters.langchain import langchain_host, langchain_tools
     from tickler.adapters.openai_agents import openai_agents_host, openai_agents_tools
     from tickler.adapters.pydantic_ai import pydantic_ai_host, schedule_toolset
     from tickler.adapters.stores import JsonlStore, MemoryStore, PostgresStore, SqliteStore
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         StoreError,
         SystemClock,
         TurnInput,
+        TurnReply,
         VirtualClock,
         open_session,
     )
@@ -73,6 +74,7 @@ _HOMES: Final = {
             "StoreError",
             "SystemClock",
             "TurnInput",
+            "TurnReply",
             "VirtualClock",
             "open_session",
         ),
@@ -89,6 +91,7 @@ _HOMES: Final = {
     "schedule_toolset": "tickler.adapters.pydantic_ai",
     "openai_agents_host": "tickler.adapters.openai_agents",
     "openai_agents_tools": "tickler.adapters.openai_agents",
+    "langchain_host": "tickler.adapters.langchain",
     "langchain_tools": "tickler.adapters.langchain",
 }
 
@@ -114,9 +117,11 @@ __all__ = [
     "StoreError",
     "SystemClock",
     "TurnInput",
+    "TurnReply",
     "VirtualClock",
     "__version__",
     "delivery_target",
+    "langchain_host",
     "langchain_tools",
     "open_session",
     "openai_agents_host",

@@ -27,7 +27,7 @@ from tickler.shell._ports import (
     is_valid_session_id,
     validate_session_id,
 )
-from tickler.shell._reference_host import ReferenceHost, TurnInput
+from tickler.shell._reference_host import ReferenceHost, TurnInput, TurnReply
 from tickler.shell._reminders import Calendar, LocalTime, Reminder, ScheduleError
 from tickler.shell._runtime import LeaseTooShort, Phase, ScheduleRuntime
 from tickler.shell._session import (
@@ -74,6 +74,7 @@ __all__ = [
     "TimedHost",
     "TimerHeap",
     "TurnInput",
+    "TurnReply",
     "VirtualClock",
     "WakeIndex",
     "is_valid_session_id",

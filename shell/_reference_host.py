@@ -8,7 +8,11 @@ Events it writes (beside the runtime's):
   key). Flushed before ``followup`` returns, so it is the durable
   acknowledgement: a repeat of a key already taken is dropped.
 * ``tickler/turn-start`` ``{"input"}`` and ``tickler/turn`` ``{"input",
-  "reply"}`` - a turn began, and finished with the model's reply.
+  "reply"}`` - a turn began, and finished with the model's reply. A model
+  that returns a :class:`TurnReply` adds events of its own (a framework's
+  messages) to the batch of the ``tickler/turn`` record: one atomic append,
+  then one flush, so they are durable together with the record or not at
+  all.
 * ``tickler/turn-failed`` ``{"input", "attempt", "error"}`` - the model call
   raised, or did not return within the turn's deadline (``error`` is
   ``"<ExcType>: <message>"``, bounded, no traceback).
@@ -34,8 +38,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Literal, NamedTuple
 
 import msgspec
 
@@ -94,8 +98,23 @@ class TurnCut(msgspec.Struct, frozen=True):
     reason: CutReason
 
 
-Model = Callable[[TurnInput], Awaitable[str]]
-"""Given the turn's input, produce the assistant's reply. A framework agent
+class TurnReply(NamedTuple):
+    """A model's reply with events of its own, recorded in the same batch as
+    the turn's ``tickler/turn`` record (before it): a framework host keeps
+    its turn's messages so, and they become durable with the turn or not at
+    all. ``events`` are ``(type, data)`` pairs, ``data`` one line of JSON;
+    the host stamps them with its clock. ``on_recorded`` is called once the
+    batch is appended (not yet flushed); a turn that fails, is cut, or whose
+    batch is refused never calls it."""
+
+    text: str
+    events: Sequence[tuple[str, bytes]] = ()
+    on_recorded: Callable[[], None] | None = None
+
+
+Model = Callable[[TurnInput], Awaitable[str | TurnReply]]
+"""Given the turn's input, produce the assistant's reply: its text, or a
+:class:`TurnReply` carrying events to record with it. A framework agent
 plugs in here (and calls the schedule tools through the runtime itself)."""
 
 _INPUT: Final = msgspec.json.Decoder(TurnInput)
@@ -399,7 +418,7 @@ class ReferenceHost:
         starts = self._starts[item.n] = starts + 1
         self._turn = item  # a cut from here on is recorded as one
         try:
-            reply = await self._call_model(item)
+            answer = await self._call_model(item)
         except Exception as exc:  # noqa: BLE001 - any model failure is this turn's failure
             if _closed_under(exc):  # the runtime stopped under the turn: no failure of its own
                 self._turn = None
@@ -409,8 +428,16 @@ class ReferenceHost:
             self._turn = None
             return await self._failed(item, starts, exc)
         self._turn = None
-        record = TurnRecord(item.n, reply)
-        self._log.append([NewEvent(TURN, msgspec.json.encode(record), self._clock.now_ms())])
+        reply = answer.text
+        now = self._clock.now_ms()
+        batch = [NewEvent(kind, data, now) for kind, data in answer.events]
+        batch.append(NewEvent(TURN, msgspec.json.encode(TurnRecord(item.n, reply)), now))
+        self._log.append(batch)  # the turn's own events and its record: all or nothing
+        if answer.on_recorded is not None:
+            try:
+                answer.on_recorded()
+            except Exception:  # the turn is recorded whatever a callback does
+                logger.exception("reference host: on_recorded failed for turn %d", item.n)
         await self._log.flush()
         self._settle(item.n)
         self._log_backoff.reset()
@@ -421,7 +448,7 @@ class ReferenceHost:
                 logger.exception("reference host: on_reply failed for turn %d", item.n)
         return None
 
-    async def _call_model(self, item: TurnInput) -> str:
+    async def _call_model(self, item: TurnInput) -> TurnReply:
         """The model's reply, from a task of its own, so that neither a
         ``CancelledError`` it raises nor one it never returns can be taken
         for this host's own cancellation (``close()``): the first is raised
@@ -443,9 +470,12 @@ class ReferenceHost:
         if not call.done():
             raise TurnTimeout(f"the model call did not return within {self._turn_timeout_s:g} s")
         try:
-            return str(call.result())  # a str subclass (LangChain's) would not encode
+            answer = call.result()
         except asyncio.CancelledError as exc:  # the model's own, not this host's
             raise TurnCancelled(f"the model call raised {error_text(exc)}") from None
+        if isinstance(answer, TurnReply):
+            return answer._replace(text=str(answer.text))
+        return TurnReply(str(answer))  # a str subclass (LangChain's) would not encode
 
     def _spent(self, item: TurnInput, starts: int) -> bool:
         """Whether ``item`` has had its attempts: ``max_attempts`` failed

@@ -13,7 +13,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -38,6 +38,7 @@ def _now_ms() -> int:
 
 def _model_for(model_name: str | None, zone: ZoneInfo) -> Callable[[SessionTools], Model]:
     def build(tools: SessionTools) -> Model:
+        inner: Callable[[TurnInput], Awaitable[str]]
         if model_name:
             from tickler.adapters.pydantic_ai import chat_model
 

@@ -108,13 +108,20 @@ def plain_host(session: Session, on_reply: OnReply) -> ReferenceHost:
 
 @asynccontextmanager
 async def live_session(
-    make_host: MakeHost[H], *, profile: Profile = "reference"
+    make_host: MakeHost[H],
+    *,
+    profile: Profile = "reference",
+    store: MemoryStore | None = None,
+    at: int = T0,
 ) -> AsyncIterator[Live[H]]:
     """``make_host(session, on_reply)`` builds the session's host. The
     tools speak ``profile``: by default the reference (v1) contract, whose
-    texts these tests pin byte for byte."""
-    clock = VirtualClock(T0)
-    store = MemoryStore()
+    texts these tests pin byte for byte. Given a ``store``, the session is
+    opened there (again, to see what a restart sees) and the store is left
+    open; the clock starts at ``at``."""
+    clock = VirtualClock(at)
+    own_store = store is None
+    store = MemoryStore() if store is None else store
     timers = TimerHeap(clock)
     replies: list[tuple[TurnInput, str]] = []
     replied = asyncio.Event()
@@ -135,4 +142,5 @@ async def live_session(
             )
     finally:
         await timers.close()
-        await store.close()
+        if own_store:
+            await store.close()

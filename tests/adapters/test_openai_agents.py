@@ -5,10 +5,12 @@ message of the same conversation, exactly once."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Final
 
-from agents import Agent, RunConfig, SQLiteSession, Usage
+from agents import Agent, RunConfig, Runner, SQLiteSession, Usage
+from agents import Session as SdkSession
 from agents.agent_output import AgentOutputSchemaBase
 from agents.handoffs import Handoff
 from agents.items import (
@@ -17,14 +19,24 @@ from agents.items import (
     TResponseOutputItem,
     TResponseStreamEvent,
 )
+from agents.memory import SessionSettings
 from agents.model_settings import ModelSettings
 from agents.models.interface import Model, ModelTracing
 from agents.testing import assistant_message, function_call
 from agents.tool import Tool
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from tickler.adapters.openai_agents import OpenAIAgentsHost, openai_agents_host, openai_agents_tools
-from tickler.core import tool_catalog
+from tickler.adapters.openai_agents import (
+    CLEAR,
+    ITEMS,
+    POP,
+    LogSession,
+    OpenAIAgentsHost,
+    openai_agents_host,
+    openai_agents_tools,
+)
+from tickler.adapters.stores._memory import MemoryLog, MemoryStore
+from tickler.core import SessionHeader, tool_catalog
 from tickler.shell._session import Session
 
 from .framework_support import (
@@ -32,6 +44,7 @@ from .framework_support import (
     SECOND,
     STRETCH_CREATED,
     STRETCH_REMINDER,
+    T0,
     MakeHost,
     OnReply,
     async_test,
@@ -250,3 +263,159 @@ async def test_closed_errors_and_unparsable_arguments_reach_the_model_as_tool_ou
 class _NoRuntime:
     async def call_tool(self, name: str, args: object) -> str:
         raise AssertionError(f"unexpected call {name}({args!r})")
+
+
+# -- the conversation in the session log ---------------------------------------
+
+
+def new_log() -> MemoryLog:
+    return MemoryLog(SessionHeader(id="s1", created_at=T0))
+
+
+class FlushCounter:
+    """Counts the flushes of a log, and what was appended before each."""
+
+    def __init__(self, log: MemoryLog) -> None:
+        self.log = log
+        self.flushed: list[int] = []
+        original = log.flush
+
+        async def flush() -> None:
+            await original()
+            self.flushed.append(log.length)
+
+        log.flush = flush  # type: ignore[method-assign]
+
+
+def logged(log: MemoryLog) -> list[tuple[str, object]]:
+    return [(e.type, json.loads(bytes(e.data))) for e in log.events()]
+
+
+USER_A: Final[TResponseInputItem] = {"role": "user", "content": "My name is Ada."}
+REPLY_A: Final[TResponseInputItem] = {"role": "assistant", "content": "Hello, Ada."}
+USER_B: Final[TResponseInputItem] = {"role": "user", "content": "What is my name?"}
+
+
+@async_test
+async def test_log_session_is_an_sdk_session_whose_changes_are_flushed_events() -> None:
+    log = new_log()
+    flushes = FlushCounter(log)
+    session = LogSession(log)
+    assert isinstance(session, SdkSession)
+    assert session.session_id == "s1"
+    await session.add_items([USER_A, REPLY_A])
+    await session.add_items([USER_B])
+    assert flushes.flushed == [1, 2]  # each change durable before it returns
+    assert await session.get_items() == [USER_A, REPLY_A, USER_B]
+    assert await session.get_items(limit=2) == [REPLY_A, USER_B]
+    assert await session.get_items(limit=0) == []
+    assert await session.pop_item() == USER_B
+    assert await session.get_items() == [USER_A, REPLY_A]
+    before = logged(log)
+    assert before == [
+        (ITEMS, {"items": [USER_A, REPLY_A]}),
+        (ITEMS, {"items": [USER_B]}),
+        (POP, {}),
+    ]
+    assert await LogSession(log).get_items() == [USER_A, REPLY_A]  # read back the same
+    await session.clear_session()
+    assert await session.get_items() == []
+    assert await session.pop_item() is None
+    assert logged(log) == [*before, (CLEAR, {})]  # appended; nothing rewritten
+    assert flushes.flushed[-1] == 4
+    assert await LogSession(log).get_items() == []
+    limited = LogSession(log, session_settings=SessionSettings(limit=1))
+    await limited.add_items([USER_A, REPLY_A])
+    assert await limited.get_items() == [REPLY_A]
+
+
+@async_test
+async def test_runner_run_on_a_log_session_goes_on_in_a_new_one() -> None:
+    model = ScriptedModel([assistant_message("Hello, Ada.")], [assistant_message("Ada.")])
+    agent: Agent[Any] = Agent(name="assistant", model=model)
+    log = new_log()
+    await Runner.run(agent, "My name is Ada.", session=LogSession(log), run_config=NO_TRACING)
+    await Runner.run(agent, "What is my name?", session=LogSession(log), run_config=NO_TRACING)
+    assert [i.get("content") for i in model.inputs[1] if i.get("role") == "user"] == [
+        "My name is Ada.",
+        "What is my name?",
+    ]
+
+
+@async_test
+async def test_the_host_keeps_the_conversation_in_the_log_across_a_reopen() -> None:
+    store = MemoryStore()
+    first = ScriptedModel([call("schedule_list", {}, "call-1")], [assistant_message("Hello, Ada.")])
+    async with live_session(host(first), store=store) as s:
+        await s.host.send("My name is Ada.")
+        await s.turns(1)
+        types = [e.type for e in s.log.events()]
+        assert types.count(ITEMS) == 1  # one event for the turn, in its batch
+        assert types[types.index(ITEMS) + 1] == "tickler/turn"
+        assert isinstance(s.host.sdk_session, LogSession)
+    again = ScriptedModel([assistant_message("You are Ada.")])
+    async with live_session(host(again), store=store) as s:
+        await s.host.send("What is my name?")
+        await s.turns(1)
+        shown = again.inputs[0]
+        assert [i.get("content") for i in shown if i.get("role") == "user"] == [
+            "My name is Ada.",
+            "What is my name?",
+        ]
+        assert outputs_of(shown) == [("call-1", "[]")]
+    await store.close()
+
+
+class FailingOnce(ScriptedModel):
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        if not self.inputs:
+            self.inputs.append([])
+            raise RuntimeError("the provider is down")
+        return await super().get_response(*args, **kwargs)
+
+
+@async_test
+async def test_a_failed_run_leaves_no_items_behind() -> None:
+    # The SDK adds a run's input to its session before calling the model:
+    # a failed attempt's must not be seen by the next, nor logged.
+    model = FailingOnce([assistant_message("Hello, Ada.")])
+    async with live_session(host(model)) as s:
+        await s.host.send("My name is Ada.")
+        await s.advance(5 * SECOND)  # past the retry pause
+        await s.turns(1)
+        assert model.inputs[1] == [{"role": "user", "content": "My name is Ada."}]
+        items = [json.loads(bytes(e.data)) for e in s.log.events() if e.type == ITEMS]
+        assert [i.get("role") for i in items[0]["items"]] == ["user", "assistant"]
+        assert len(items) == 1
+
+
+@async_test
+async def test_history_given_wins_and_keep_conversation_can_be_turned_off() -> None:
+    store = MemoryStore()
+    async with live_session(host(ScriptedModel([assistant_message("Hi.")])), store=store) as s:
+        await s.host.send("My name is Ada.")
+        await s.turns(1)
+    bob = ScriptedModel([assistant_message("Bob.")])
+    async with live_session(
+        host(bob, history=[{"role": "user", "content": "I am Bob."}]), store=store
+    ) as s:
+        await s.host.send("What is my name?")
+        await s.turns(1)
+        assert [i.get("content") for i in bob.inputs[0] if i.get("role") == "user"] == [
+            "I am Bob.",
+            "What is my name?",
+        ]
+    off = ScriptedModel([assistant_message("?")], [assistant_message("!")])
+    async with live_session(host(off, keep_conversation=False), store=store) as s:
+        assert s.host.sdk_session is None
+        logged_before = [e.type for e in s.log.events()].count(ITEMS)
+        await s.host.send("Who am I?")
+        await s.host.send("And now?")
+        await s.turns(2)
+        assert off.inputs[0] == [{"role": "user", "content": "Who am I?"}]  # nothing restored
+        assert [i.get("content") for i in off.inputs[1] if i.get("role") == "user"] == [
+            "Who am I?",
+            "And now?",
+        ]  # in this process it goes on
+        assert [e.type for e in s.log.events()].count(ITEMS) == logged_before
+    await store.close()

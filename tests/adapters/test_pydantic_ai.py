@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
+    SystemPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -20,13 +23,17 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tickler.adapters.pydantic_ai import (
+    MESSAGES,
     PydanticAIHost,
     PydanticAITurns,
     chat_model,
+    logged_messages,
     pydantic_ai_host,
     schedule_toolset,
 )
-from tickler.core import tool_catalog
+from tickler.adapters.stores._memory import MemoryLog, MemoryStore
+from tickler.core import SessionHeader, tool_catalog
+from tickler.shell._ports import NewEvent
 from tickler.shell._reference_host import TurnInput
 from tickler.shell._session import Session
 
@@ -35,6 +42,7 @@ from .framework_support import (
     SECOND,
     STRETCH_CREATED,
     STRETCH_REMINDER,
+    Live,
     MakeHost,
     OnReply,
     async_test,
@@ -228,3 +236,135 @@ async def test_test_model_builds_calls_from_the_extended_schemas() -> None:
         for text in answers.values():
             value = json.loads(text)
             assert isinstance(value, (dict, list)), text
+
+
+# -- the conversation in the session log ---------------------------------------
+
+
+def log_types(s: Live[PydanticAIHost]) -> list[str]:
+    return [event.type for event in s.log.events()]
+
+
+@async_test
+async def test_the_conversation_is_kept_in_the_log_and_goes_on_after_a_reopen() -> None:
+    store = MemoryStore()
+    first = Script(say("Nice to meet you, Ada."))
+    async with live_session(host(first), store=store) as s:
+        await s.host.send("My name is Ada.")
+        await s.turns(1)
+        types = log_types(s)
+        # The run's messages, in the batch of the turn's record (stamped together).
+        at = types.index(MESSAGES)
+        assert types[at + 1] == "tickler/turn"
+        events = list(s.log.events())
+        assert events[at].time == events[at + 1].time
+        logged = json.loads(bytes(events[at].data))
+        assert logged["input"] == 0
+        assert ModelMessagesTypeAdapter.validate_python(logged["messages"]) == s.host.messages
+    again = Script(say("You are Ada."))
+    async with live_session(host(again), store=store) as s:
+        assert user_prompts(s.host.messages) == ["My name is Ada."]  # before any turn
+        await s.host.send("What is my name?")
+        await s.turns(1)
+        shown = again.calls[0][0]
+        assert user_prompts(shown) == ["My name is Ada.", "What is my name?"]
+        assert isinstance(shown[1], ModelResponse)
+        assert shown[1].parts == [TextPart("Nice to meet you, Ada.")]
+    await store.close()
+
+
+def turns_script() -> Script:
+    """Turn "one" with a tool call (4 messages), then "two", "three", "four"."""
+    return Script(
+        call("schedule_list", {}, "call-1"),
+        say("Nothing yet."),
+        say("Two."),
+        say("Three."),
+        say("Four."),
+    )
+
+
+def windowed(script: Script, window: int | None) -> MakeHost[PydanticAIHost]:
+    def make(session: Session, on_reply: OnReply) -> PydanticAIHost:
+        agent = Agent(FunctionModel(script), system_prompt="Be brief.")
+        return pydantic_ai_host(session, agent, on_reply=on_reply, window=window)
+
+    return make
+
+
+@async_test
+async def test_the_window_cuts_at_a_turn_start_and_keeps_the_system_prompt() -> None:
+    store = MemoryStore()
+    script = turns_script()
+    async with live_session(windowed(script, 5), store=store) as s:
+        for n, text in enumerate(("one", "two", "three"), 1):
+            await s.host.send(text)
+            await s.turns(n)
+        # Turn "one" (4 messages) and "two" (2) do not fit in 5: "three" is
+        # given "two" only, never a tool return without its call.
+        shown = script.calls[3][0]
+        assert user_prompts(shown) == ["two", "three"]
+        head = shown[0]
+        assert isinstance(head, ModelRequest)
+        assert [type(p) for p in head.parts] == [SystemPromptPart, UserPromptPart]
+        assert [p.content for p in head.parts] == ["Be brief.", "two"]  # type: ignore[union-attr]
+        assert not any(isinstance(p, ToolReturnPart) for m in shown for p in m.parts)
+        live = ModelMessagesTypeAdapter.dump_json(s.host.messages)
+        assert user_prompts(s.host.messages) == ["two", "three"]
+    async with live_session(windowed(Script(), 5), store=store) as s:
+        assert ModelMessagesTypeAdapter.dump_json(s.host.messages) == live  # read back the same
+    async with live_session(windowed(Script(), None), store=store) as s:
+        assert user_prompts(s.host.messages) == ["one", "two", "three"]
+        assert len(s.host.messages) == 8
+    async with live_session(windowed(Script(), 1), store=store) as s:
+        assert s.host.messages == []  # no whole turn fits
+    await store.close()
+
+
+@async_test
+async def test_history_given_wins_over_the_log() -> None:
+    store = MemoryStore()
+    async with live_session(host(Script(say("Hello, Ada."))), store=store) as s:
+        await s.host.send("My name is Ada.")
+        await s.turns(1)
+    bob: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("I am Bob.")]), say("Hi, Bob.")]
+    script = Script(say("You are Bob."))
+
+    def make(session: Session, on_reply: OnReply) -> PydanticAIHost:
+        agent = Agent(FunctionModel(script))
+        return pydantic_ai_host(session, agent, history=bob, on_reply=on_reply)
+
+    async with live_session(make, store=store) as s:
+        await s.host.send("What is my name?")
+        await s.turns(1)
+        assert user_prompts(script.calls[0][0]) == ["I am Bob.", "What is my name?"]
+        assert log_types(s).count(MESSAGES) == 2  # its run is recorded still
+    await store.close()
+
+
+@async_test
+async def test_without_keep_conversation_nothing_is_logged_or_restored() -> None:
+    store = MemoryStore()
+    script = Script(say("Hello, Ada."), say("You are Ada."))
+
+    def make(session: Session, on_reply: OnReply) -> PydanticAIHost:
+        agent = Agent(FunctionModel(script))
+        return pydantic_ai_host(session, agent, keep_conversation=False, on_reply=on_reply)
+
+    async with live_session(make, store=store) as s:
+        await s.host.send("My name is Ada.")
+        await s.host.send("What is my name?")
+        await s.turns(2)
+        # In this process the conversation goes on, as before.
+        assert user_prompts(script.calls[1][0]) == ["My name is Ada.", "What is my name?"]
+        assert MESSAGES not in log_types(s)
+    async with live_session(make, store=store) as s:
+        assert s.host.messages == []
+    await store.close()
+
+
+def test_a_malformed_messages_record_names_its_event() -> None:
+    log = MemoryLog(SessionHeader(id="s1", created_at=1))
+    log.append([NewEvent(MESSAGES, b'{"input":0,"messages":[{"kind":"nonsense"}]}', 1)])
+    with pytest.raises(ValueError, match="session log event 0: malformed pydantic-ai/messages"):
+        logged_messages(log)
