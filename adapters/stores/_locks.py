@@ -159,11 +159,12 @@ def _locked(session_id: str, path: Path, why: str = "") -> SessionLocked:
     )
 
 
-def open_session_file(path: Path, session_id: str) -> int:
+def open_session_file(path: Path, session_id: str, *, create: bool = True) -> int:
     """The session file opened read-write for appending (created empty when
-    absent) and locked; raises :class:`SessionLocked` when another writer
-    holds it, SymlinkRefused for a symbolic link, OSError otherwise."""
-    fd = open_nofollow(path, _READ_WRITE | os.O_CREAT)
+    absent, unless not ``create``: FileNotFoundError) and locked; raises
+    :class:`SessionLocked` when another writer holds it, SymlinkRefused for
+    a symbolic link, OSError otherwise."""
+    fd = open_nofollow(path, _READ_WRITE | (os.O_CREAT if create else 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
