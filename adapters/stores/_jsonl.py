@@ -593,6 +593,23 @@ class JsonlStore:
         the files checked and how many are looked at again."""
         return await asyncio.to_thread(changed_behind, self.directory, self.wakes, progress)
 
+    @property
+    def unreadable(self) -> tuple[type[StoreError], ...]:
+        return (CorruptStore,)
+
+    async def prepare_worker(self, progress: Callable[[int], None] | None = None) -> None:
+        """Bring the wake index up to date with the logs (see
+        :meth:`check_index`), saying what it found."""
+        checked, changed = await self.check_index(progress)
+        if changed:
+            LOG.info(
+                "wake index of %s: %d of %d session(s) changed behind it or unknown to it: "
+                "each is looked at again",
+                self.where,
+                changed,
+                checked,
+            )
+
     async def claim_due(self, limit: int, now_ms: int) -> list[JsonlLog]:
         """Open up to ``limit`` due sessions nobody holds, for a worker."""
         return await self._claims().claim_due(limit, now_ms, self._held_ids())

@@ -36,7 +36,7 @@ import msgspec
 from tickler.adapters.stores import _sqlite_db as db
 from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._committer import GroupCommit, close_all
-from tickler.adapters.stores._files import make_dir, store_error
+from tickler.adapters.stores._files import CorruptStore, make_dir, store_error
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
 from tickler.adapters.stores._locks import lock_session, unlock_session
@@ -276,6 +276,23 @@ class SqliteStore:
         before it existed) are looked at again. The sessions checked and how
         many of them."""
         return await self.run(db.in_transaction, db.unindexed)
+
+    @property
+    def unreadable(self) -> tuple[type[StoreError], ...]:
+        return (CorruptStore,)
+
+    async def prepare_worker(self, progress: Callable[[int], None] | None = None) -> None:
+        """Bring the wake index up to date with the logs (see
+        :meth:`check_index`), saying what it found."""
+        checked, changed = await self.check_index(progress)
+        if changed:
+            logger.info(
+                "wake index of %s: %d of %d session(s) changed behind it or unknown to it: "
+                "each is looked at again",
+                self.where,
+                changed,
+                checked,
+            )
 
     async def claim_due(self, limit: int, now_ms: int) -> list[SqliteLog]:
         """Open up to ``limit`` due sessions nobody holds, for a worker."""

@@ -28,7 +28,7 @@ logger = logging.getLogger("tickler.worker")
 BUSY_S: Final = 1.0  # a session found locked is not tried again sooner
 FAILED_S: Final = 60.0  # nor one that could not be opened (an I/O error)
 SWEEP_S: Final = 2.0  # how often sessions held by others are tried
-SET_ASIDE: Final = "set aside: not delivered until the session is repaired and opened again"
+SET_ASIDE: Final = "out of the wake index until it is mended and opened again"
 T = TypeVar("T")
 L = TypeVar("L")
 L_co = TypeVar("L_co", covariant=True)
