@@ -144,6 +144,8 @@ def worker(
     from tickler.adapters._worker import run_worker
     from tickler.shell._ports import StoreError
 
+    if store_path is not None:
+        _check_store_path(store_path)
     timeout = target_timeout(target, deliver_timeout)
     if dsn is not None:
         _check_lease(lease_s, timeout)
@@ -195,26 +197,30 @@ def _postgres(dsn: str | None, schema: str, lease_s: float) -> WakeStore:
         raise CliError(str(exc)) from None
 
 
-def _embedded(path: str) -> WakeStore:
-    """The JSONL store of a directory, or the SQLite store of a file; a
-    path that is neither is a usage error (a worker never makes a store)."""
+def _check_store_path(path: str) -> None:
+    """A JSONL store directory or an SQLite store file; anything else is a
+    usage error (a worker never makes a store)."""
     from tickler.adapters._read_model import is_dsn, is_sqlite_file
-    from tickler.adapters.stores import JsonlStore, SqliteStore
-    from tickler.shell._ports import StoreError
 
     where = Path(path)
     if is_dsn(path):
         raise CliError("--store takes a path; give a PostgreSQL DSN as --dsn")
-    try:
-        if where.is_dir():
-            return JsonlStore(where)
-        if where.is_file() and is_sqlite_file(where):
-            return SqliteStore(where)
-    except StoreError as exc:
-        raise CliError(f"cannot use the store {path}: {exc}") from None
-    if where.is_file():
+    if where.is_dir() or (where.is_file() and is_sqlite_file(where)):
+        return
+    if where.exists():
         raise CliError(f"--store {path}: not a JSONL store directory nor an SQLite store file")
     raise CliError(f"--store {path}: no such directory or SQLite file")
+
+
+def _embedded(path: str) -> WakeStore:
+    """The JSONL store of a directory, or the SQLite store of a file."""
+    from tickler.adapters.stores import JsonlStore, SqliteStore
+    from tickler.shell._ports import StoreError
+
+    try:
+        return JsonlStore(path) if Path(path).is_dir() else SqliteStore(path)
+    except StoreError as exc:
+        raise CliError(f"cannot use the store {path}: {exc}") from None
 
 
 def _is_usage(exc: Exception) -> bool:
