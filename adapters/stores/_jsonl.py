@@ -81,7 +81,7 @@ from tickler.adapters.stores._files import (
 from tickler.adapters.stores._journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, Journal, SessionFile
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
-from tickler.adapters.stores._locks import open_session_file
+from tickler.adapters.stores._locks import lock_free, open_session_file
 from tickler.adapters.stores._recovery import (
     LOG,
     Recovery,
@@ -609,6 +609,14 @@ class JsonlStore:
                 changed,
                 checked,
             )
+
+    async def locks_free(self, session_ids: list[str]) -> list[bool]:
+        """Whether nobody holds each session's lock now."""
+
+        def free() -> list[bool]:
+            return [lock_free(self.directory / f"{sid}.jsonl") for sid in session_ids]
+
+        return await asyncio.to_thread(free)
 
     async def claim_due(self, limit: int, now_ms: int) -> list[JsonlLog]:
         """Open up to ``limit`` due sessions nobody holds, for a worker."""

@@ -39,7 +39,7 @@ from tickler.adapters.stores._committer import GroupCommit, close_all
 from tickler.adapters.stores._files import CorruptStore, make_dir, store_error
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
-from tickler.adapters.stores._locks import lock_session, unlock_session
+from tickler.adapters.stores._locks import lock_free, lock_session, unlock_session
 from tickler.adapters.stores._wake_claims import Claims
 from tickler.adapters.stores._wake_log import HeldWake
 from tickler.core import SessionEvent, SessionHeader
@@ -293,6 +293,14 @@ class SqliteStore:
                 changed,
                 checked,
             )
+
+    async def locks_free(self, session_ids: list[str]) -> list[bool]:
+        """Whether nobody holds each session's lock now."""
+
+        def free() -> list[bool]:
+            return [lock_free(self._locks / f"{sid}.lock") for sid in session_ids]
+
+        return await asyncio.to_thread(free)
 
     async def claim_due(self, limit: int, now_ms: int) -> list[SqliteLog]:
         """Open up to ``limit`` due sessions nobody holds, for a worker."""

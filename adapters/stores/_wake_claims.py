@@ -2,10 +2,12 @@
 
 A claim is an open: the worker finds due sessions in the wake index and
 opens each as any process does, taking its lock without waiting (a session
-another process holds is left to it). Besides the due sessions nobody
-holds, every ``sweep_s`` it tries the sessions the index says are held by
-someone else: a holder that died (``kill -9``) left its row held but its
-lock free, so the open succeeds and the worker looks at the session again.
+another process holds is left to it). Every ``sweep_s`` it also looks at the
+sessions the index says are held by someone else: a holder that died
+(``kill -9``) left its row held but its lock free (the kernel let it go), so
+such a row is made due now and held by nobody, and the next claim opens the
+session and writes its exact wake. (A live holder clears its row before it
+lets its lock go, so a free lock under a held row means a dead holder.)
 A session found locked is skipped for a moment (``BUSY_S``), so a live
 holder's due session does not take a claim slot on every pass; one whose
 files are gone leaves the index; one that cannot be read is set aside
@@ -43,6 +45,10 @@ class IndexedStore(Protocol[L_co]):
 
     async def open_claimed(self, session_id: str, holder: str) -> L_co: ...
 
+    async def locks_free(self, session_ids: list[str]) -> list[bool]:
+        """Whether nobody holds each session's lock now (tried, not taken)."""
+        ...
+
 
 class Claims(Generic[L]):
     """One worker's claims (its holder token, the sessions it skips)."""
@@ -59,12 +65,11 @@ class Claims(Generic[L]):
         holder died), leaving out ``held`` (this worker's own)."""
         if limit <= 0:
             return []
-        skip = self._skipped(held)
-        ids = await self._store.index_read(wakes.due, now_ms, limit, skip)
         if time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + self._sweep_s
-            others = await self._store.index_read(wakes.held)
-            ids += [sid for sid, holder in others if holder != self.holder and sid not in skip]
+            await self._quietly(self._sweep(held))
+        skip = self._skipped(held)
+        ids = await self._store.index_read(wakes.due, now_ms, limit, skip)
         logs: list[L] = []
         for session_id in dict.fromkeys(ids):
             if len(logs) >= limit:
@@ -78,6 +83,21 @@ class Claims(Generic[L]):
         """The earliest wake of a session nobody holds (the ones skipped for
         being busy come back within :data:`BUSY_S`; the caller polls)."""
         return await self._store.index_read(wakes.next_due, self._skipped(held))
+
+    async def _sweep(self, held: Collection[str]) -> None:
+        """Rows held by a holder that died become due now, held by nobody."""
+        others = [
+            (sid, holder)
+            for sid, holder in await self._store.index_read(wakes.held)
+            if holder != self.holder and sid not in held
+        ]
+        if not others:
+            return
+        free = await self._store.locks_free([sid for sid, _ in others])
+        dead = [row for row, is_free in zip(others, free, strict=True) if is_free]
+        if dead:
+            logger.info("worker: %d session(s) whose holder died: looked at again", len(dead))
+            await self._store.index_write(wakes.orphaned, dead)
 
     def _skipped(self, held: Collection[str]) -> set[str]:
         now = time.monotonic()

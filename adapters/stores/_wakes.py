@@ -152,6 +152,15 @@ def set_aside(conn: sqlite3.Connection, session_id: str, holder: str, reason: st
     )
 
 
+def orphaned(conn: sqlite3.Connection, found: list[tuple[str, str]]) -> None:
+    """Sessions whose holder died (found held by it, their lock free): due
+    now, held by nobody; a row another handle took meanwhile is left."""
+    conn.executemany(
+        "UPDATE wakes SET holder = NULL, next_due_at = ? WHERE session_id = ? AND holder = ?",
+        [(DUE_NOW, session_id, holder) for session_id, holder in found],
+    )
+
+
 def holder_of(conn: sqlite3.Connection, session_id: str) -> str | None:
     row = conn.execute("SELECT holder FROM wakes WHERE session_id = ?", (session_id,)).fetchone()
     return None if row is None else row[0]
