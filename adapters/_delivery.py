@@ -52,7 +52,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
 from urllib.parse import urlsplit
 
 from tickler import __version__
@@ -464,10 +464,12 @@ def _url_target(url: str, seconds: float) -> TargetFactory:
 def _function_target(
     function: DeliverFunction | str, seconds: float, app_dir: str | None
 ) -> TargetFactory:
-    from tickler.adapters._delivery_callable import DeliverCallable, load_callable
+    from tickler.adapters._delivery_callable import DeliverCallable, is_host_factory, load_callable
 
     name = function if isinstance(function, str) else None
     found = load_callable(function, app_dir=app_dir) if isinstance(function, str) else function
+    if is_host_factory(found):
+        return cast("TargetFactory", found)
     return lambda session: DeliverCallable(
         found, session=session.id, timeout=seconds, name=name, tools=session.tools
     )

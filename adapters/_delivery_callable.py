@@ -47,18 +47,31 @@ DeliverFunction = Callable[..., Awaitable[object] | object]
 """``function(message, session)`` or ``function(message, session, tools)``."""
 
 
-def _wants_tools(function: DeliverFunction) -> bool:
-    """Whether ``function`` takes a third positional argument."""
+def _positional(function: DeliverFunction) -> tuple[int, bool] | None:
+    """How many positional parameters ``function`` takes, and whether it
+    takes ``*args``; None when it has no signature (a builtin)."""
     try:
         parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature
-        return False
-    positional = [
-        p
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional), any(p.kind == p.VAR_POSITIONAL for p in parameters)
+
+
+def _wants_tools(function: DeliverFunction) -> bool:
+    """Whether ``function`` takes a third positional argument."""
+    found = _positional(function)
+    return found is not None and (found[0] >= 3 or found[1])
+
+
+def is_host_factory(function: DeliverFunction) -> bool:
+    """Whether ``function`` takes exactly one positional argument: then it is
+    a host factory, ``function(session)`` building the session's host (the
+    same factory a live process gives ``open_session(..., host=...)``: its
+    agent runs the reminder's turn with the session's conversation), not a
+    delivery callable."""
+    found = _positional(function)
+    return found is not None and found == (1, False)
 
 
 def load_callable(name: str, *, app_dir: str | None = None) -> DeliverFunction:

@@ -1,32 +1,38 @@
 """``tickler worker``: deliver the reminders of sessions no process holds.
 
-Any number of workers, on any number of machines, share one PostgreSQL
-schema. Each loops:
+Any number of workers share one store: a PostgreSQL schema (on any number
+of machines), or, on one machine, a JSONL directory or an SQLite file (the
+embedded stores, with their wake index: see
+:mod:`tickler.adapters.stores._wakes`). Each loops:
 
-1. lease up to ``concurrency`` due sessions (``FOR UPDATE SKIP LOCKED``, so
-   workers get disjoint sessions; a session open in a live process is
-   leased by it and never taken);
+1. claim up to ``concurrency`` due sessions (PostgreSQL: a lease, ``FOR
+   UPDATE SKIP LOCKED``; the embedded stores: the session's own lock, taken
+   without waiting), so workers get disjoint sessions; a session open in a
+   live process is held by it and never taken;
 2. for each, in a task: open it as a live process does
    (:func:`~tickler.shell._session.open_log_session`: snapshot + tail, the
    same runtime, the target built by the factory) and run it until
    nothing is due (dispatch changes and follow-up appended and committed
    before the target hears of it; the hand-over outside the session's
    queue, with a total deadline per attempt), save a snapshot now and then,
-   write the wake index and end the lease;
-3. sleep until the earliest wake of a free session, a ``NOTIFY`` that one
-   moved earlier, a free slot, or the poll interval (the fallback when
-   notifications are lost), whichever comes first.
+   write the wake index and let the session go;
+3. sleep until the earliest wake of a free session, a change in the index
+   (PostgreSQL: a ``NOTIFY`` that a wake moved earlier; the embedded
+   stores: another process committed to the index), a free slot, or the
+   poll interval (the fallback when notifications are lost), whichever
+   comes first.
 
 A target that fails is tried again with backoff (1, 2, 4 ... 60 s, kept in
-the session row), never lost. A session that cannot be read (a bad stored
-row, a corrupt schedule log) is reported in one log line naming it, taken
-out of the wake index and let go; the rest of its batch is served. SIGTERM
-(or SIGINT) stops claiming and lets the deliveries in flight finish, for at
+the wake index), never lost. A session that cannot be read (a bad stored
+row, a corrupt log) is reported in one log line naming it, taken out of the
+wake index and let go; the rest of its batch is served. SIGTERM (or
+SIGINT) stops claiming and lets the deliveries in flight finish, for at
 most ``grace_s``; then, or at a second signal, they are cut and their
-follow-ups stay in the outbox. A worker killed outright leaves its leases to
-expire; then another worker takes the sessions over, and a follow-up
-committed but not yet marked delivered is handed over again with the same
-key.
+follow-ups stay in the outbox. A worker killed outright leaves its sessions
+to the others: on PostgreSQL once its leases expire, on the embedded stores
+at once (the kernel releases its locks; another worker's sweep finds them).
+A follow-up committed but not yet marked delivered is handed over again
+with the same key.
 """
 
 from __future__ import annotations
@@ -34,29 +40,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-from collections.abc import Callable
+import socket
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
-import psycopg
-
-from tickler.adapters.stores._postgres import (
-    SET_ASIDE,
-    CorruptSession,
-    PostgresLog,
-    PostgresStore,
-)
+from tickler.adapters.stores._wake_claims import SET_ASIDE
 from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
-from tickler.shell._ports import StoreError
+from tickler.shell._ports import FailureIndex, SessionLog, StoreError, WakeIndex
 from tickler.shell._runtime import LEASE_MARGIN_S
 from tickler.shell._session import Session, open_log_session
 from tickler.shell._timers import TimerHeap
 
 logger = logging.getLogger("tickler.worker")
+_WHO: Final = f"{socket.gethostname()}:{os.getpid()}"
 
 DEFAULT_CONCURRENCY: Final = 16
 DEFAULT_POLL_S: Final = 1.0
@@ -64,8 +66,59 @@ SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
 
 HostFactory = Callable[[Session], AgentHost]
-"""Builds a leased session's delivery target (see
-:func:`~tickler.adapters._delivery.delivery_target`)."""
+"""Builds a claimed session's delivery target (see
+:func:`~tickler.adapters._delivery.delivery_target`), or its agent (the
+factory a live process gives ``open_session``)."""
+
+
+@runtime_checkable
+class ClaimedLog(SessionLog, WakeIndex, FailureIndex, Protocol):
+    """A session a worker claimed: a log that keeps its wake index and
+    failure count, and hears how the delivery went."""
+
+    @property
+    def failures(self) -> int:
+        """Failed hand-overs of the outbox's first follow-up, as claimed."""
+        ...
+
+    def defer(self, until: int) -> None:
+        """A hand-over failed: count it and look again at ``until``."""
+        ...
+
+    def delivered_all(self) -> None:
+        """Every follow-up was taken."""
+        ...
+
+
+class WakeStore(Protocol):
+    """A store a worker serves: :class:`~tickler.adapters.stores.PostgresStore`,
+    :class:`~tickler.adapters.stores.JsonlStore` or
+    :class:`~tickler.adapters.stores.SqliteStore`."""
+
+    @property
+    def where(self) -> str:
+        """What the worker's log lines call the store."""
+        ...
+
+    @property
+    def unreadable(self) -> tuple[type[StoreError], ...]:
+        """The errors that mean a session cannot be read (set aside)."""
+        ...
+
+    async def prepare_worker(self, progress: Callable[[int], None] | None = None) -> None:
+        """Before the first claim: fail at once when the store cannot be used
+        (StoreError); bring the wake index up to date."""
+        ...
+
+    async def claim_due(self, limit: int, now_ms: int) -> Sequence[ClaimedLog]: ...
+
+    async def next_due(self) -> int | None: ...
+
+    def changes(self) -> AsyncIterator[None]:
+        """Yields when a wake may have moved earlier (runs until cancelled)."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 def shortest_lease_s(timeout: float) -> float:
@@ -91,7 +144,7 @@ class Worker:
 
     def __init__(
         self,
-        store: PostgresStore,
+        store: WakeStore,
         deliver: HostFactory,
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
@@ -124,13 +177,8 @@ class Worker:
         store cannot be used at the start (no schema, no database)."""
         # Fail now, not once per poll, when the schema is missing or the
         # database cannot be reached at all.
-        await self.store.next_due()
-        logger.info(
-            "worker %s: schema %s, concurrency %d",
-            self.store.owner,
-            self.store.schema,
-            self._concurrency,
-        )
+        await self.store.prepare_worker(self._progress)
+        logger.info("worker %s: %s, concurrency %d", _WHO, self.store.where, self._concurrency)
         listener = asyncio.get_running_loop().create_task(self._listen())
         stopping = asyncio.get_running_loop().create_task(stop.wait())
         try:
@@ -180,7 +228,12 @@ class Worker:
         if not task.cancelled() and task.exception() is not None:
             logger.error("worker: a session run failed", exc_info=task.exception())
 
-    async def _run_session(self, log: PostgresLog) -> None:
+    @staticmethod
+    def _progress(checked: int) -> None:
+        if checked and not checked % 10_000:
+            logger.info("worker: checked %d session(s) against the wake index", checked)
+
+    async def _run_session(self, log: ClaimedLog) -> None:
         """Run one leased session until nothing is due (the runtime hands a
         follow-up over only while the lease outlasts the target's deadline,
         as in a live process on PostgreSQL, so a worker that stalled past
@@ -206,21 +259,21 @@ class Worker:
                 # Closing failed (the session's warning says why): its lease
                 # expires, and another worker takes the session over.
                 logger.debug("worker: session %s: %s", log.header.id, exc)
-            elif isinstance(exc, CorruptSession):  # found while reading the log
+            elif isinstance(exc, self.store.unreadable):  # found while reading the log
                 self.stats.unreadable += 1
                 logger.error("worker: %s; %s", exc, SET_ASIDE)
             else:
                 raise
 
-    def _not_started(self, log: PostgresLog, exc: Exception) -> None:
+    def _not_started(self, log: ClaimedLog, exc: Exception) -> None:
         """Before the log closes: a session that cannot be read leaves the
         wake index; any other failure looks again later, not in a hot loop."""
-        if isinstance(exc, CorruptSession):
+        if isinstance(exc, self.store.unreadable):
             log.set_next_wake(None)
         else:
             log.defer(self._clock.now_ms() + RETRY_MOST_MS)
 
-    def _settled(self, log: PostgresLog, session: Session, settled: bool) -> None:
+    def _settled(self, log: ClaimedLog, session: Session, settled: bool) -> None:
         if settled:
             self.stats.settled += 1
             log.delivered_all()
@@ -232,22 +285,9 @@ class Worker:
             self.stats.unreadable += 1
 
     async def _listen(self) -> None:
-        """LISTEN for nearer wakes; reconnect with backoff when it breaks
-        (meanwhile the poll interval bounds how late a wake is seen)."""
-        delay = 0.5
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self.store.dsn, autocommit=True)
-                async with conn:
-                    await conn.execute(f'LISTEN "{self.store.channel}"')
-                    delay = 0.5
-                    self._look.set()  # something may have been missed meanwhile
-                    async for _ in conn.notifies():
-                        self._look.set()
-            except psycopg.Error as exc:
-                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", exc)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 30.0)
+        """Look again whenever the store says a wake may have moved earlier."""
+        async for _ in self.store.changes():
+            self._look.set()
 
     async def _finish(self) -> None:
         """Let the sessions in flight end, for at most ``grace_s``; cut the
@@ -262,7 +302,7 @@ class Worker:
 
 
 async def run_worker(
-    store: PostgresStore,
+    store: WakeStore,
     deliver: HostFactory,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -304,7 +344,7 @@ async def run_worker(
         await store.close()
     logger.info(
         "worker %s stopped: %d session(s) run, %d deferred",
-        store.owner,
+        _WHO,
         worker.stats.sessions,
         worker.stats.deferred,
     )

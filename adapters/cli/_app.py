@@ -355,7 +355,8 @@ def mcp(
 
 
 def _add_postgres_commands() -> None:
-    from tickler.adapters.cli._postgres import db, worker
+    from tickler.adapters.cli._postgres import db
+    from tickler.adapters.cli._worker import worker
 
     cli.add_command(db)
     cli.add_command(worker)

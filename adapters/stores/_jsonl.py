@@ -54,14 +54,17 @@ file durably holds, see :mod:`tickler.adapters.stores._lengthfile`) and
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
+from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._committer import close_all
 from tickler.adapters.stores._files import (
     CorruptStore,
@@ -77,7 +80,8 @@ from tickler.adapters.stores._files import (
 )
 from tickler.adapters.stores._journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, Journal, SessionFile
 from tickler.adapters.stores._lines import encode_batch, header_line
-from tickler.adapters.stores._locks import open_session_file
+from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
+from tickler.adapters.stores._locks import lock_free, open_session_file
 from tickler.adapters.stores._recovery import (
     LOG,
     Recovery,
@@ -96,11 +100,15 @@ from tickler.adapters.stores._snapshotfile import (
     read_head,
     through_of,
 )
+from tickler.adapters.stores._wake_claims import Claims
+from tickler.adapters.stores._wake_file import WakeFile, WakeNotes, changed_behind
+from tickler.adapters.stores._wake_log import HeldWake
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core._chunkrows import PACKED_TYPES
 from tickler.core._session import decode_record_line
 from tickler.shell._ports import (
     NewEvent,
+    SessionLocked,
     Snapshot,
     StoreError,
     is_valid_session_id,
@@ -113,10 +121,12 @@ _TORN_HEADER_LIMIT = 1 << 16  # a longer first line is no header a crash cut
 _PREFIX_LOCK = threading.Lock()
 _EVENT = msgspec.json.Decoder(SessionEvent)
 _FAST_FAILS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+T = TypeVar("T")
 
 
-class JsonlLog:
-    """One session file, held by this writer until :meth:`close`."""
+class JsonlLog(HeldWake):
+    """One session file, held by this writer until :meth:`close` (and marked
+    held in the wake index meanwhile)."""
 
     def __init__(
         self,
@@ -126,9 +136,12 @@ class JsonlLog:
         *,
         based: bool,
         stale_snapshot: bool = False,
+        holder: str = "",
+        held: wakes.Held = wakes.NOT_HELD,
     ) -> None:
         assert scanned.header is not None
         self._store = store
+        self._hold(holder, held, scanned.length)  # its row in the wake index
         self._journal = store._journal
         self._file = file
         self._path = str(scanned.path)  # a str, not a Path: kept by every open session
@@ -262,14 +275,31 @@ class JsonlLog:
         self._stale_snapshot = False
 
     async def close(self) -> None:
+        """Make the file durable, write the session's exact wake to the wake
+        index, then let the lock go (in that order: see _wake_file)."""
         if self._closed:
             return
         self._closed = True
+        durable = False
         try:
             await self._journal.release(self._file)
+            durable = True
         finally:
-            self._file.close()
-            self._store.forget(self)
+            try:
+                await self._store.release_wake(self, durable=durable)
+            finally:
+                self._file.close()
+                self._store.forget(self)
+
+    def _wake_changed(self) -> None:
+        self._store.note_soon(self)
+
+    def file_size(self) -> int | None:
+        """The session file's size now (None when it cannot be read)."""
+        try:
+            return os.fstat(self._file.fd).st_size
+        except OSError:
+            return None
 
     @property
     def _snapshot_path(self) -> Path:
@@ -413,11 +443,19 @@ class JsonlStore:
         fsync: Fsync = os.fsync,
         journal_limit: int = DEFAULT_LIMIT,
         journal_zero_ahead: int = DEFAULT_ZERO_AHEAD,
+        lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
     ) -> None:
+        if not lock_wait_s >= 0:
+            raise ValueError("lock_wait_s must be 0 or more")
         self.directory = Path(directory)
         self.fsync = fsync
+        self.lock_wait_s = lock_wait_s
         self._logs: set[JsonlLog] = set()
         self._closed = False
+        self.wakes = WakeFile(self.directory)
+        self.holder = wakes.holder_token("live")
+        self._notes = WakeNotes(self.wakes)
+        self._claimer: Claims[JsonlLog] | None = None
         try:
             make_dir(self.directory, fsync)
             self.dir_fd = open_dir(self.directory)
@@ -448,12 +486,59 @@ class JsonlStore:
         )
 
     async def open(self, session_id: str, *, created_at: int) -> JsonlLog:
+        """Open (creating when absent) ``session_id`` for writing. A session
+        a worker holds while it delivers is waited for, up to
+        ``lock_wait_s``; one a live process holds raises SessionLocked at
+        once."""
         validate_session_id(session_id)
+        waiting = LockWait(self.lock_wait_s)
+        while True:
+            if self._closed:
+                raise StoreError("the store is closed")
+            try:
+                log = await asyncio.to_thread(self._open, session_id, created_at, self.holder)
+            except SessionLocked:
+                holder = await asyncio.to_thread(self.wakes.read, wakes.holder_of, session_id)
+                if not await waiting.again(holder):
+                    raise
+                continue
+            self._logs.add(log)
+            return log
+
+    async def open_claimed(self, session_id: str, holder: str) -> JsonlLog:
+        """Open an existing session for a worker, without waiting: raises
+        SessionLocked when someone holds it, FileNotFoundError when it is
+        gone, CorruptStore when it cannot be read."""
         if self._closed:
             raise StoreError("the store is closed")
-        log = await asyncio.to_thread(self._open, session_id, created_at)
+        log = await asyncio.to_thread(self._open, session_id, 0, holder, create=False)
         self._logs.add(log)
         return log
+
+    async def release_wake(self, log: JsonlLog, *, durable: bool) -> None:
+        """At a log's close, before its lock goes: its exact wake in the
+        index, or (its wake unknown, its file not durable) "look again"."""
+        self._notes.discard(log)
+        known, wake = log.exact_wake(log.length)
+        size = log.file_size()
+        try:
+            if durable and known:
+                release = functools.partial(
+                    wakes.release, wake=wake, failures=log.failures_to_write, size=size
+                )
+                await asyncio.to_thread(self.wakes.run, release, log.header.id, log.holder)
+            else:
+                await asyncio.to_thread(self.wakes.run, wakes.let_go, log.header.id, log.holder)
+        except StoreError as exc:
+            # The row stays held by this handle; its lock goes now, so a
+            # worker's sweep looks at the session again.
+            LOG.warning("session %r: %s", log.header.id, exc)
+
+    def note_soon(self, log: JsonlLog) -> None:
+        """A held session's wake changed: a hint for the views, written
+        within a second."""
+        if not self._closed:
+            self._notes.add(log)
 
     def session_ids(self) -> list[str]:
         return sorted(
@@ -480,6 +565,8 @@ class JsonlStore:
             try:
                 await close_all(self._logs)
             finally:
+                self._notes.cancel()
+                self.wakes.close()
                 self._journal.close()
                 self._recovery.close()
                 os.close(self.dir_fd)
@@ -487,11 +574,93 @@ class JsonlStore:
     def forget(self, log: JsonlLog) -> None:
         self._logs.discard(log)
 
-    def _open(self, session_id: str, created_at: int) -> JsonlLog:
+    # -- the worker's part (tickler worker --store; see _wake_claims) --------
+
+    @property
+    def where(self) -> str:
+        """What a worker's log lines call this store."""
+        return f"store {self.directory}"
+
+    async def index_write(self, job: Callable[..., T], *args: object) -> T:
+        return await asyncio.to_thread(self.wakes.run, job, *args)
+
+    async def index_read(self, job: Callable[..., T], *args: object) -> T:
+        return await asyncio.to_thread(self.wakes.read, job, *args)
+
+    async def check_index(self, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """A worker's start: every session file compared with the wake
+        index (see :func:`~tickler.adapters.stores._wake_file.changed_behind`);
+        the files checked and how many are looked at again."""
+        return await asyncio.to_thread(changed_behind, self.directory, self.wakes, progress)
+
+    @property
+    def unreadable(self) -> tuple[type[StoreError], ...]:
+        return (CorruptStore,)
+
+    async def prepare_worker(self, progress: Callable[[int], None] | None = None) -> None:
+        """Bring the wake index up to date with the logs (see
+        :meth:`check_index`), saying what it found."""
+        checked, changed = await self.check_index(progress)
+        if changed:
+            LOG.info(
+                "wake index of %s: %d of %d session(s) changed behind it or unknown to it: "
+                "each is looked at again",
+                self.where,
+                changed,
+                checked,
+            )
+
+    async def locks_free(self, session_ids: list[str]) -> list[bool]:
+        """Whether nobody holds each session's lock now."""
+
+        def free() -> list[bool]:
+            return [lock_free(self.directory / f"{sid}.jsonl") for sid in session_ids]
+
+        return await asyncio.to_thread(free)
+
+    async def claim_due(self, limit: int, now_ms: int) -> list[JsonlLog]:
+        """Open up to ``limit`` due sessions nobody holds, for a worker."""
+        return await self._claims().claim_due(limit, now_ms, self._held_ids())
+
+    async def next_due(self) -> int | None:
+        """The earliest wake of a session nobody holds, or None."""
+        return await self._claims().next_due(self._held_ids())
+
+    async def changes(self, every_s: float = 0.1) -> AsyncIterator[None]:
+        """Yields when the wake index may have moved earlier: another process
+        committed to it (or it was made anew, then checked again)."""
+        version: int | None = None
+        while True:
+            try:
+                if self.wakes.replaced():
+                    self.wakes.reopen()
+                    await self.check_index()
+                    version = None
+                now = await asyncio.to_thread(self.wakes.data_version)
+                if version is not None and now != version:
+                    yield
+                version = now
+            except StoreError as exc:
+                LOG.debug("watching the wake index: %s", exc)
+            await asyncio.sleep(every_s)
+
+    def _claims(self) -> Claims[JsonlLog]:
+        if self._claimer is None:
+            self._claimer = Claims(self)
+        return self._claimer
+
+    def _held_ids(self) -> set[str]:
+        return {log.header.id for log in self._logs}
+
+    def _open(
+        self, session_id: str, created_at: int, holder: str, *, create: bool = True
+    ) -> JsonlLog:
         path = self.directory / f"{session_id}.jsonl"
         try:
-            fd = open_session_file(path, session_id)
+            fd = open_session_file(path, session_id, create=create)
         except OSError as exc:
+            if not create and isinstance(exc, FileNotFoundError):
+                raise  # a worker's claim: the session is gone
             raise store_error(f"cannot open session {session_id!r}", exc) from exc
         try:
             header = header_line(SessionHeader(id=session_id, created_at=created_at))
@@ -510,6 +679,8 @@ class JsonlStore:
                 self.fsync(fd)  # a repair is durable before anything builds on it
             notes += repairs
             notes += _remove_temp(path.with_suffix(".snapshot"))
+            # Held in the index before the log can change (see _wake_file).
+            held = self.wakes.run(wakes.hold, session_id, holder)
         except BaseException as exc:
             os.close(fd)
             if isinstance(exc, OSError):
@@ -528,6 +699,8 @@ class JsonlStore:
             scanned,
             based=created,
             stale_snapshot=stale,
+            holder=holder,
+            held=held,
         )
         log.recovered = tuple(notes)
         return log

@@ -65,6 +65,22 @@ def try_lock(path: Path, *, create: bool = True, flags: int = os.O_RDWR) -> int 
     return fd
 
 
+def lock_free(path: Path) -> bool:
+    """Whether nobody holds the lock of ``path`` now (a missing file is
+    held by nobody): taken for an instant and let go, never kept."""
+    try:
+        fd = open_nofollow(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing lets a lock taken here go
+    return True
+
+
 def create_locked(path: Path, staging: Path, head: bytes) -> int | None:
     """Create ``path`` holding ``head``, already locked when it appears
     under that name (it is created as ``staging``, locked, written, then
@@ -159,11 +175,12 @@ def _locked(session_id: str, path: Path, why: str = "") -> SessionLocked:
     )
 
 
-def open_session_file(path: Path, session_id: str) -> int:
+def open_session_file(path: Path, session_id: str, *, create: bool = True) -> int:
     """The session file opened read-write for appending (created empty when
-    absent) and locked; raises :class:`SessionLocked` when another writer
-    holds it, SymlinkRefused for a symbolic link, OSError otherwise."""
-    fd = open_nofollow(path, _READ_WRITE | os.O_CREAT)
+    absent, unless not ``create``: FileNotFoundError) and locked; raises
+    :class:`SessionLocked` when another writer holds it, SymlinkRefused for
+    a symbolic link, OSError otherwise."""
+    fd = open_nofollow(path, _READ_WRITE | (os.O_CREAT if create else 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -48,7 +48,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -64,6 +64,7 @@ from tickler.adapters.stores._postgres_schema import (
     unreachable,
     with_connect_timeout,
 )
+from tickler.adapters.stores._wake_claims import SET_ASIDE
 from tickler.core import SessionEvent, SessionHeader
 from tickler.core._jsnum import MAX_SAFE_INTEGER
 from tickler.core._session import event, is_json
@@ -116,7 +117,6 @@ class CorruptSession(StoreError):
 
 
 # What a worker does with a session that cannot be read (logged after the reason).
-SET_ASIDE: Final = "out of the wake index until it is mended and opened again"
 
 
 class _Granted(NamedTuple):
@@ -429,6 +429,42 @@ class PostgresStore:
         if unreadable:
             await self._set_aside(unreadable)
         return logs
+
+    # -- the worker's part ---------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        """What a worker's log lines call this store."""
+        return f"schema {self.schema} (owner {self.owner})"
+
+    @property
+    def unreadable(self) -> tuple[type[StoreError], ...]:
+        return (CorruptSession,)
+
+    async def prepare_worker(self, progress: Callable[[int], None] | None = None) -> None:
+        """Fail now when the schema is missing or the database cannot be
+        reached at all (the wake index is kept with every commit)."""
+        await self.next_due()
+
+    async def changes(self) -> AsyncIterator[None]:
+        """Yields at every ``NOTIFY`` that a wake moved earlier (and once
+        after each (re)connection: something may have been missed); LISTENs
+        again with backoff when the connection breaks (meanwhile the
+        worker's poll interval bounds how late a wake is seen)."""
+        delay = 0.5
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                async with conn:
+                    await conn.execute(f'LISTEN "{self.channel}"')
+                    delay = 0.5
+                    yield
+                    async for _ in conn.notifies():
+                        yield
+            except psycopg.Error as exc:
+                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)
 
     async def next_due(self) -> int | None:
         """The earliest wake among sessions no process holds, or None."""

@@ -8,11 +8,12 @@ exactly as appended.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple, TypeVar
 
+from tickler.adapters.stores import _wakes as wakes
 from tickler.core import SessionEvent
 from tickler.core._session import event
 from tickler.shell._ports import Snapshot, StoreError
@@ -39,6 +40,7 @@ SCHEMA: Final = (
 SYNCHRONOUS: Final = ("NORMAL", "FULL", "EXTRA")
 PAGE: Final = 1000
 EventRow = tuple[str, int, str, int, bytes]
+T = TypeVar("T")
 
 
 def connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
@@ -52,6 +54,7 @@ def connect(path: Path, synchronous: str, timeout: float) -> sqlite3.Connection:
         with transaction(conn):
             for statement in SCHEMA:
                 conn.execute(statement)
+            wakes.create(conn)
     except BaseException:
         conn.close()
         raise
@@ -72,30 +75,53 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def open_session(conn: sqlite3.Connection, session_id: str, header: bytes) -> tuple[bytes, int]:
-    """The session's stored header (inserting ``header`` when it is new) and
-    its number of events."""
-    row = conn.execute("SELECT header FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if row is None:
-        with transaction(conn):
-            conn.execute(
-                "INSERT OR IGNORE INTO sessions (id, header) VALUES (?, ?)", (session_id, header)
-            )
+class Opened(NamedTuple):
+    header: bytes
+    length: int
+    held: wakes.Held
+
+
+def open_session(
+    conn: sqlite3.Connection, session_id: str, header: bytes | None, holder: str
+) -> Opened | None:
+    """The session's stored header (inserting ``header`` when it is new; a
+    ``header`` of None opens only a session that exists: None when it does
+    not) and its number of events; its wake index row marked held by
+    ``holder``, in the same transaction."""
+    with transaction(conn):
         row = conn.execute("SELECT header FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    count, end = conn.execute(
-        "SELECT count(*), coalesce(max(seq) + 1, 0) FROM events WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()
-    if count != end:
-        raise StoreError(f"session {session_id!r}: {count} events but seq reaches {end - 1}")
-    return bytes(row[0]), int(count)
+        if row is None:
+            if header is None:
+                return None
+            conn.execute("INSERT INTO sessions (id, header) VALUES (?, ?)", (session_id, header))
+            row = (header,)
+        count, end = conn.execute(
+            "SELECT count(*), coalesce(max(seq) + 1, 0) FROM events WHERE session_id = ?",
+            (session_id,),
+        ).fetchone()
+        if count != end:
+            raise StoreError(f"session {session_id!r}: {count} events but seq reaches {end - 1}")
+        held = wakes.hold(conn, session_id, holder)
+    return Opened(bytes(row[0]), int(count), held)
 
 
-def insert_events(conn: sqlite3.Connection, rows: list[EventRow]) -> None:
+def insert_events(
+    conn: sqlite3.Connection, rows: list[EventRow], wake_rows: list[tuple[str, int | None, int]]
+) -> None:
+    """One commit round: the events, and the wakes of the sessions whose
+    wake changed, in one transaction (the index never disagrees with it)."""
     with transaction(conn):
         conn.executemany(
             "INSERT INTO events (session_id, seq, type, time, data) VALUES (?, ?, ?, ?, ?)", rows
         )
+        if wake_rows:
+            wakes.note(conn, wake_rows)
+
+
+def in_transaction(conn: sqlite3.Connection, job: Callable[..., T], *args: object) -> T:
+    """``job(conn, *args)`` in one transaction."""
+    with transaction(conn):
+        return job(conn, *args)
 
 
 def read_events(
@@ -127,3 +153,20 @@ def save_snapshot(conn: sqlite3.Connection, session_id: str, snapshot: Snapshot)
 
 def session_ids(conn: sqlite3.Connection) -> list[str]:
     return [str(row[0]) for row in conn.execute("SELECT id FROM sessions ORDER BY id")]
+
+
+def data_version(conn: sqlite3.Connection) -> int:
+    """Changes when another connection commits."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+def unindexed(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Sessions without a wake index row (written before the index
+    existed) become due now; the sessions there are, and how many those."""
+    total = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+    cursor = conn.execute(
+        "INSERT INTO wakes (session_id, next_due_at)"
+        " SELECT id, ? FROM sessions WHERE id NOT IN (SELECT session_id FROM wakes)",
+        (wakes.DUE_NOW,),
+    )
+    return total, cursor.rowcount

@@ -26,7 +26,7 @@ async def test_the_database_is_wal_with_strict_tables(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "db")
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
-    assert set(tables) == {"sessions", "events", "snapshots"}
+    assert set(tables) == {"sessions", "events", "snapshots", "wakes"}
     assert all("STRICT" in sql for sql in tables.values())
     assert conn.execute("SELECT session_id, seq, type, time, data FROM events").fetchall() == [
         ("s1", 0, "note", 7, b'{"a": 1,  "b":"\xc3\xa9"}')

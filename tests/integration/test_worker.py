@@ -279,8 +279,9 @@ async def test_notify_wakes_a_worker_before_its_poll_interval(pg_schema: PgSchem
     pg = pg_schema
     poll_s = 60.0
     recorder = Recorder()
-    worker = Worker(pg.store(), recorder.target("w"), poll_s=poll_s)
-    listen = f'LISTEN "{worker.store.channel}"'
+    store = pg.store()
+    worker = Worker(store, recorder.target("w"), poll_s=poll_s)
+    listen = f'LISTEN "{store.channel}"'
     async with running(worker):
         await wait_until(
             lambda: bool(pg.query("SELECT 1 FROM pg_stat_activity WHERE query = %s", (listen,))),

@@ -95,7 +95,9 @@ def test_usage_error_is_one_line_exit_2(args: list[str], says: str) -> None:
 def test_missing_dsn_is_one_line_exit_2() -> None:
     done = tickler("worker", "--deliver", "worker_targets:slow")
     assert done.returncode == 2
-    assert done.stderr.splitlines() == ["tickler: error: Missing option '--dsn'."]
+    assert done.stderr.splitlines() == [
+        "tickler: error: give exactly one of --store PATH and --dsn DSN"
+    ]
 
 
 def test_schema_never_migrated_says_to_migrate() -> None:

@@ -1,0 +1,72 @@
+"""The wake index's part of an embedded store's log (JSONL, SQLite): the
+session's next wake and failure count while it is held, and what its close
+writes to the index (see :mod:`~tickler.adapters.stores._wakes`)."""
+
+from __future__ import annotations
+
+from tickler.adapters.stores._wakes import Held
+
+
+class HeldWake:
+    """Mixed into a log: :class:`~tickler.shell._ports.WakeIndex`,
+    :class:`~tickler.shell._ports.FailureIndex` and the worker's part
+    (``defer``, ``delivered_all``, ``failures``)."""
+
+    holder: str
+    wake: int | None
+    wake_known: bool
+    failures: int
+    failures_to_write: int
+    wake_dirty: bool
+    _opened_length: int
+
+    def _hold(self, holder: str, held: Held, length: int) -> None:
+        self.holder = holder  # the handle that holds the session until close
+        self.wake = held.next_due_at  # the runtime's latest; exact at close
+        self.wake_known = False  # set_next_wake was called since the open
+        self.failures = held.failures  # failed hand-overs of the outbox head, as found
+        self.failures_to_write = held.failures
+        self.wake_dirty = False  # changed since the index last heard of it
+        self._opened_length = length
+
+    def _wake_changed(self) -> None:
+        """The store's cue that the row should be written (now and then, or
+        with the next commit)."""
+
+    def set_next_wake(self, at: int | None) -> None:
+        """The session's next wake, computed by the runtime with the core."""
+        self.wake = at
+        self.wake_known = True
+        self.wake_dirty = True
+        self._wake_changed()
+
+    @property
+    def handover_failures(self) -> int:
+        return self.failures_to_write
+
+    def set_handover_failures(self, count: int) -> None:
+        if count != self.failures_to_write:
+            self.failures_to_write = count
+            self.wake_dirty = True
+            self._wake_changed()
+
+    def defer(self, until: int) -> None:
+        """A worker could not hand a follow-up over: count the failure (once:
+        the runtime may have counted it already) and look again at ``until``."""
+        self.failures_to_write = max(self.failures_to_write, self.failures + 1)
+        self.wake = until if self.wake is None else max(self.wake, until)
+        self.wake_known = True
+        self.wake_dirty = True
+        self._wake_changed()
+
+    def delivered_all(self) -> None:
+        """Every follow-up was taken: the failure count starts again."""
+        self.set_handover_failures(0)
+
+    def exact_wake(self, length: int) -> tuple[bool, int | None]:
+        """Whether the wake is known at close (the log holding ``length``
+        events), and what it is: what the runtime said, or the row's own
+        wake when nothing was appended."""
+        if self.wake_known or length == self._opened_length:
+            return True, self.wake
+        return False, None
