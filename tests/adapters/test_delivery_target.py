@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import operator
 from datetime import timedelta
 
 import pytest
@@ -34,6 +35,19 @@ def deliver(message: FollowUp, session: str) -> None:
     """A two-argument target (never called here)."""
 
 
+class NeverIdleHost:
+    """A host that takes nothing (never run here)."""
+
+    def claim_idle(self) -> None:
+        return None
+
+    async def when_idle(self) -> None:
+        await asyncio.Event().wait()
+
+    async def followup(self, message: FollowUp) -> None:
+        raise AssertionError(message.key)
+
+
 @pytest.mark.parametrize(
     ("target", "kind", "timeout"),
     [
@@ -49,6 +63,23 @@ def test_the_one_string_form_names_its_kind(target: str, kind: str, timeout: flo
     assert target_kind(target) == kind
     assert target_timeout(target) == timeout
     assert target_timeout(target, 2.5) == 2.5
+
+
+def test_a_function_of_one_parameter_is_a_host_factory() -> None:
+    """``module:function`` of one positional parameter is the factory a live
+    process gives ``open_session(host=...)``: the worker builds the session's
+    host with it (its agent runs the reminder's turn)."""
+    session = a_session()
+    built: list[object] = []
+
+    def host(session: Session) -> NeverIdleHost:
+        built.append(session)
+        return NeverIdleHost()
+
+    made = delivery_target(function=host)(session)
+    assert isinstance(made, NeverIdleHost)
+    assert built == [session]
+    assert not isinstance(delivery_target(function=deliver)(session), NeverIdleHost)
 
 
 def test_each_kind_builds_its_target_for_the_session() -> None:
@@ -68,9 +99,9 @@ def test_each_kind_builds_its_target_for_the_session() -> None:
     assert (function.session, function.timeout, function.name) == ("agent-7", 30.0, "deliver")
     assert isinstance(function.tools, SessionTools)
     assert function.tools is session.tools
-    named = delivery_target("json:dumps")(session)
+    named = delivery_target("operator:add")(session)  # two positional parameters
     assert isinstance(named, DeliverCallable)
-    assert (named.function, named.name) == (json.dumps, "json:dumps")
+    assert (named.function, named.name) == (operator.add, "operator:add")
     one_string = delivery_target("http://127.0.0.1:9/other")(session)
     assert isinstance(one_string, DeliverUrl)
     assert one_string.timeout == 10.0
