@@ -239,8 +239,9 @@ def reminders(
 )
 @click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
 def demo(as_json: bool, store_dir: str | None, keep: bool) -> int:
-    """Run the main job offline: reminders created by a model, delivered as
-    turns, across a kill -9 and a restart, then inspected."""
+    """Run the main job offline: reminders created by a model in an agent
+    process that is then killed; a worker wakes the cold session and the
+    reminder turn runs with the conversation; then inspected and checked."""
     from tickler.adapters.cli._demo import run_demo
 
     if keep and store_dir is not None:
@@ -250,13 +251,12 @@ def demo(as_json: bool, store_dir: str | None, keep: bool) -> int:
 
 @cli.command("_demo-agent", hidden=True)
 @click.argument("store_dir")
-@click.argument("phase", type=click.Choice(["first", "second"]))
 @click.argument("messages", nargs=-1)
-def demo_agent(store_dir: str, phase: str, messages: tuple[str, ...]) -> None:
-    """One agent process of the demo (internal)."""
+def demo_agent(store_dir: str, messages: tuple[str, ...]) -> None:
+    """The demo's agent process (internal)."""
     from tickler.adapters.cli._demo import run_agent
 
-    run_agent(store_dir, phase, list(messages))
+    run_agent(store_dir, list(messages))
 
 
 @cli.command()
