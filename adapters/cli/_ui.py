@@ -5,12 +5,12 @@ token."""
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import sys
 from urllib.parse import urlsplit
 
 import click
 
+from tickler.adapters._loopback import is_loopback
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._options import configure_logging, log_format_option, log_level_option
@@ -37,18 +37,6 @@ def store_title(store: str | None, dsn: str | None) -> str:
     where = words.get("host", "localhost")
     port = f":{words['port']}" if "port" in words else ""
     return f"PostgreSQL {where}{port}/{words.get('dbname', '')}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine only (``127.0.0.1``, ``::1``,
-    ``localhost``): anything else is reachable from elsewhere, so the
-    dashboard needs a token there."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: it may resolve anywhere
-        return False
 
 
 def _unreachable(exc: Exception) -> bool:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tickler.adapters._loopback import is_loopback
 from tickler.adapters.cli import cli
 from tickler.adapters.cli._errors import run
-from tickler.adapters.cli._ui import is_loopback, store_title
+from tickler.adapters.cli._ui import store_title
 
 
 def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
