@@ -41,6 +41,7 @@ from typing import Final
 
 import psycopg
 
+from tickler.adapters._redact import redact
 from tickler.adapters.stores._postgres import (
     SET_ASIDE,
     CorruptSession,
@@ -245,7 +246,8 @@ class Worker:
                     async for _ in conn.notifies():
                         self._look.set()
             except psycopg.Error as exc:
-                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", exc)
+                why = redact(str(exc), [self.store.dsn])
+                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", why)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 

@@ -51,15 +51,15 @@ def unreachable_type(source: str) -> type[Exception] | tuple[()]:
 
 def describe(source: str, schema: str) -> str:
     """How a verdict names the store: an SQLite file by its path, a
-    PostgreSQL schema by host, database and schema (never the password)."""
+    PostgreSQL schema by host, database and schema (never the password).
+    ValueError for a DSN that does not parse."""
     if not is_dsn(source):
         return source
-    from psycopg.conninfo import conninfo_to_dict
+    from tickler.adapters._redact import redact
+    from tickler.adapters.stores._postgres_schema import parse_dsn, server_address
 
-    from tickler.adapters.stores._postgres_schema import server_address
-
-    database = conninfo_to_dict(source).get("dbname") or "postgres"
-    return f"postgresql {server_address(source)}/{database} schema {schema}"
+    database = parse_dsn(source).get("dbname") or "postgres"
+    return redact(f"postgresql {server_address(source)}/{database} schema {schema}", [source])
 
 
 def _session(session_id: str, header: bytes, rows: list[Row]) -> DbSession:
@@ -107,6 +107,7 @@ def _sqlite(path: Path, session_id: str | None) -> Iterator[DbSession]:
 def _postgres(dsn: str, schema: str, session_id: str | None) -> Iterator[DbSession]:
     import psycopg
 
+    from tickler.adapters._redact import redact
     from tickler.adapters.stores._postgres_schema import (
         schema_name,
         unreachable,
@@ -140,4 +141,4 @@ def _postgres(dsn: str, schema: str, session_id: str | None) -> Iterator[DbSessi
                 ).fetchall()
                 yield _session(str(sid), bytes(header), rows)
     except psycopg.Error as exc:
-        raise StoreError(f"PostgreSQL: {' '.join(str(exc).split())}") from None
+        raise StoreError(f"PostgreSQL: {redact(' '.join(str(exc).split()), [dsn])}") from None

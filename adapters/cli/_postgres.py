@@ -7,7 +7,7 @@ import signal
 
 import click
 
-from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._options import (
     configure_logging,
     log_format_option,
@@ -63,7 +63,7 @@ def migrate(dsn: str, schema: str) -> int:
 
 
 def _cannot_use(exc: Exception) -> int:
-    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    echo_error(str(exc))
     return CANNOT_USE_DATABASE
 
 

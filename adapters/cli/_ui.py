@@ -11,8 +11,9 @@ from urllib.parse import urlsplit
 import click
 
 from tickler.adapters._loopback import is_loopback
+from tickler.adapters._redact import redact
 from tickler.adapters._times import local_zone
-from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._options import configure_logging, log_format_option, log_level_option
 from tickler.core._zones import resolve_zone
 
@@ -26,6 +27,13 @@ def store_title(store: str | None, dsn: str | None) -> str:
     if store is not None:
         return store
     assert dsn is not None
+    try:
+        return redact(_database(dsn), [dsn])
+    except ValueError:  # a port urllib cannot read (several hosts): libpq took it
+        return "PostgreSQL"
+
+
+def _database(dsn: str) -> str:
     if dsn.startswith(("postgresql://", "postgres://")):
         parts = urlsplit(dsn)
         where = parts.hostname or "localhost"
@@ -168,9 +176,9 @@ def ui(
     except StoreError as exc:
         if not _unreachable(exc):
             raise CliError(str(exc)) from None
-        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+        echo_error(str(exc))
         return CANNOT_USE_DATABASE
-    except ImportError as exc:  # --dsn without the postgres extra
+    except (ImportError, ValueError) as exc:  # no postgres extra; a DSN that does not parse
         raise CliError(str(exc)) from None
     finally:
         sock.close()
