@@ -16,6 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from tickler.adapters._read_model import is_dsn, is_sqlite_file
+from tickler.adapters.stores._files import require_sqlite_files
 from tickler.core import ParsedSession, SessionEvent, SessionHeader
 from tickler.core._session import event
 from tickler.shell._ports import StoreError
@@ -88,6 +89,7 @@ def read_sessions(source: str, schema: str, session_id: str | None) -> Iterator[
 
 def _sqlite(path: Path, session_id: str | None) -> Iterator[DbSession]:
     uri = path.absolute().as_uri() + "?mode=ro"
+    require_sqlite_files(path)  # SQLite's open of a FIFO would wait for a writer
     try:
         with closing(sqlite3.connect(uri, uri=True, isolation_level=None)) as conn:
             if session_id is None:

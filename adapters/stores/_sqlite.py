@@ -33,7 +33,7 @@ import msgspec
 
 from tickler.adapters.stores import _sqlite_db as db
 from tickler.adapters.stores._committer import GroupCommit, close_all
-from tickler.adapters.stores._files import make_dir, store_error
+from tickler.adapters.stores._files import make_dir, require_sqlite_files, store_error
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._locks import lock_session, unlock_session
 from tickler.core import SessionEvent, SessionHeader
@@ -127,6 +127,7 @@ class SqliteStore:
         if synchronous.upper() not in db.SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {db.SYNCHRONOUS}, not {synchronous!r}")
         self.path = Path(path)
+        require_sqlite_files(self.path, created=True)  # a FIFO would make SQLite wait
         self._locks = self.path.with_name(self.path.name + ".locks")
         self._logs: dict[str, SqliteLog] = {}
         self._closed = False
