@@ -76,16 +76,26 @@ def mask_dsn(dsn: str) -> str:
 def redact(text: str, dsns: Iterable[str] = ()) -> str:
     """``text`` with no password of ``dsns`` in it (nor any piece of one),
     nor any a URI's userinfo or a ``password`` word holds."""
-    secrets: set[str] = set()
-    for dsn in dsns:
-        if dsn:
-            text = text.replace(dsn, mask_dsn(dsn))
-            secrets |= passwords(dsn)
-    text = _WORD_PASSWORD.sub(rf"\g<1>{MASK}", _URI_PASSWORD.sub(rf"\g<1>{MASK}@", text))
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= _SHORT:
+    return Redaction(dsns)(text)
+
+
+class Redaction:
+    """:func:`redact` for the same DSNs, worked out once (every line of a
+    log)."""
+
+    def __init__(self, dsns: Iterable[str]) -> None:
+        given = [dsn for dsn in dict.fromkeys(dsns) if dsn]
+        self._masked = [(dsn, mask_dsn(dsn)) for dsn in given]
+        secrets = {secret for dsn in given for secret in passwords(dsn)}
+        self._long = sorted((s for s in secrets if len(s) >= _SHORT), key=len, reverse=True)
+        short = sorted((s for s in secrets if len(s) < _SHORT), key=len, reverse=True)
+        alone = "|".join(re.escape(secret) for secret in short)
+        self._short = re.compile(rf"(?<![A-Za-z0-9])(?:{alone})(?![A-Za-z0-9])") if short else None
+
+    def __call__(self, text: str) -> str:
+        for dsn, masked in self._masked:
+            text = text.replace(dsn, masked)
+        text = _WORD_PASSWORD.sub(rf"\g<1>{MASK}", _URI_PASSWORD.sub(rf"\g<1>{MASK}@", text))
+        for secret in self._long:
             text = text.replace(secret, MASK)
-        else:
-            alone = rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])"
-            text = re.sub(alone, lambda _: MASK, text)
-    return text
+        return text if self._short is None else self._short.sub(MASK, text)

@@ -9,7 +9,7 @@ from typing import Final
 
 import click
 
-from tickler.adapters._redact import redact
+from tickler.adapters._redact import Redaction
 from tickler.adapters.cli._errors import command_strings
 
 LOG_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -59,15 +59,15 @@ class _Redacting(logging.Filter):
 
     def __init__(self, given: Iterable[str]) -> None:
         super().__init__()
-        self._given = tuple(given)
+        self._redact = Redaction(given)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage(), self._given), None
+        record.msg, record.args = self._redact(record.getMessage()), None
         if record.exc_info:
             trace = logging.Formatter().formatException(record.exc_info)
-            record.exc_info, record.exc_text = None, redact(trace, self._given)
+            record.exc_info, record.exc_text = None, self._redact(trace)
         elif record.exc_text:
-            record.exc_text = redact(record.exc_text, self._given)
+            record.exc_text = self._redact(record.exc_text)
         return True
 
 
