@@ -55,7 +55,12 @@ def _served(args: list[str]) -> Iterator[tuple[subprocess.Popen[str], int]]:
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        try:
+            proc.communicate(timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # it did not stop: the test fails, and leaves no process behind
+            proc.communicate()
+            raise
 
 
 @pytest.fixture
