@@ -9,7 +9,7 @@ import click
 
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import Examined, examine_database, examine_paths, exit_code
-from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._inspect_run import inspect_found, inspect_paths, why_found, why_paths
 from tickler.adapters.cli._options import log_format_option, log_level_option, profile_option
 from tickler.adapters.cli._output import print_json
@@ -67,7 +67,7 @@ class _Unreachable(Exception):
 
 
 def _unreachable(exc: _Unreachable) -> int:
-    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    echo_error(str(exc))
     return 1
 
 
@@ -221,7 +221,7 @@ def reminders(
     except ValueError as exc:  # a bad duration, source, DSN or schema name
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the database or file cannot be used
-        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+        echo_error(str(exc))
         return 1
     return report(views, problems, zone, as_json=as_json, now_ms=query.now_ms)
 

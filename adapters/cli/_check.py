@@ -8,7 +8,6 @@ reported and the next one is checked.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from tickler.adapters.cli._files import NothingToCheck, Source, find, source_for
 from tickler.adapters.cli._harness import decode_segment, expected_place
 from tickler.adapters.cli._visible import visible
 from tickler.adapters.cli._zstdlog import ZstdLogError, ZstdTooLarge, read_zstd_log
+from tickler.adapters.stores._files import NotRegularFile, open_regular
 from tickler.adapters.stores._verify import crash_tail_expected, verify_store_dir
 from tickler.core import (
     CorruptScheduleLog,
@@ -172,9 +172,11 @@ def _read(source: Source, session: str | None) -> tuple[bytes, int | None] | Fil
     zstd frame starts, or the verdict when that cannot be had."""
     path = source.path
     try:
-        if not stat.S_ISREG(Path(path).stat().st_mode):  # a FIFO or device would block or never end
-            return FileVerdict(path, UNREADABLE, reason="not a regular file")
-        data = Path(path).read_bytes()
+        with open_regular(path) as file:  # a FIFO would block, a device never end
+            data = file.read()
+    except NotRegularFile as exc:
+        reason = f"{exc.kind}, not a regular file"
+        return FileVerdict(path, UNREADABLE, reason=reason, session=session)
     except OSError as exc:
         return FileVerdict(
             path, UNREADABLE, reason=f"cannot read: {exc.strerror or exc}", session=session

@@ -54,6 +54,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from tickler.adapters._extras import missing_extra
+from tickler.adapters._redact import redact
 from tickler.adapters.stores._committer import GroupCommit, close_all
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._postgres_schema import (
@@ -462,7 +463,8 @@ class PostgresStore:
                     async for _ in conn.notifies():
                         yield
             except psycopg.Error as exc:
-                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", exc)
+                why = redact(str(exc), [self.dsn])
+                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", why)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 
@@ -538,7 +540,8 @@ class PostgresStore:
             except BaseException as exc:
                 await pool.close()
                 if isinstance(exc, psycopg.Error | PoolTimeout):
-                    raise StoreError(f"cannot use PostgreSQL: {exc}") from exc
+                    why = redact(str(exc), [self.dsn])
+                    raise StoreError(f"cannot use PostgreSQL: {why}") from exc
                 raise
             self._opened = True
 
@@ -578,7 +581,7 @@ class PostgresStore:
                 finally:
                     self._last_used[conn] = time.monotonic()
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+            raise StoreError(f"PostgreSQL: {redact(str(exc), [self.dsn])}") from exc
 
     async def _load(
         self, grants: list[tuple[str, _Granted]], sent_at: float
@@ -749,7 +752,7 @@ class PostgresStore:
                     if broken:
                         self._sync = None
                     if not broken or attempt == 2:
-                        raise StoreError(f"PostgreSQL: {exc}") from exc
+                        raise StoreError(f"PostgreSQL: {redact(str(exc), [self.dsn])}") from exc
         raise AssertionError("unreachable")
 
 
