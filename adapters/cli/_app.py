@@ -47,10 +47,10 @@ def check(paths: tuple[str, ...], session_id: str | None, schema: str, as_json: 
     found = []
     for path in paths:
         try:
-            database = _database_sessions(path, schema, session_id)
+            database = _database_sessions(path, schema, session_id, with_index=True)
         except _Unreachable as exc:
             return _unreachable(exc)
-        found += examine_paths([path]) if database is None else database
+        found += examine_paths([path], with_index=True) if database is None else database
     verdicts = [item.verdict for item in found]
     if as_json:
         print_json({"files": [v.as_json() for v in verdicts]})
@@ -71,7 +71,9 @@ def _unreachable(exc: _Unreachable) -> int:
     return 1
 
 
-def _database_sessions(path: str, schema: str, session_id: str | None) -> list[Examined] | None:
+def _database_sessions(
+    path: str, schema: str, session_id: str | None, *, with_index: bool = False
+) -> list[Examined] | None:
     """The verdicts on an SQLite store file's or a PostgreSQL schema's
     sessions; None when ``path`` is neither."""
     from tickler.adapters.cli._db_sessions import is_database, unreachable_type
@@ -79,7 +81,7 @@ def _database_sessions(path: str, schema: str, session_id: str | None) -> list[E
     if not is_database(path):
         return None
     try:
-        return examine_database(path, schema, session_id)
+        return examine_database(path, schema, session_id, with_index=with_index)
     except ValueError as exc:  # a DSN that does not parse, a bad schema name
         raise CliError(str(exc)) from None
     except Exception as exc:

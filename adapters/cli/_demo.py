@@ -247,13 +247,7 @@ def _next_steps(log: Path | None, say: Say) -> None:
         where = shlex.quote(str(log))
         steps.append(("the session log again, times in your zone", f"{cli} inspect {where}"))
         steps.append(("check it as the invariant checker does", f"{cli} check {where}"))
-        store = shlex.quote(str(log.parent))
-        steps.append(
-            (
-                "wake its cold sessions whenever a reminder falls due (Ctrl-C stops it)",
-                f"{cli} worker --store {store} --deliver tickler.adapters.cli._demo:demo_host",
-            )
-        )
+
     steps.append(("chat with the offline model (type exit to leave)", f"{cli} chat"))
     say("\nNext, try (each command runs as shown, from any folder):")
     for what, command in steps:
