@@ -64,6 +64,7 @@ DEFAULT_CONCURRENCY: Final = 16
 DEFAULT_POLL_S: Final = 1.0
 SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
+PROGRESS_EVERY: Final = 10_000  # sessions run between two progress lines
 
 HostFactory = Callable[[Session], AgentHost]
 """Builds a claimed session's delivery target (see
@@ -241,6 +242,8 @@ class Worker:
         over); leaving the block commits the wake index and ends the lease."""
         _telemetry.bind_session(log.header.id)  # this task's log lines name it
         self.stats.sessions += 1
+        if not self.stats.sessions % PROGRESS_EVERY:  # a backlog (a rebuilt index) shows progress
+            logger.info("worker: %d session(s) run so far", self.stats.sessions)
         ran = False
         try:
             async with open_log_session(
