@@ -248,7 +248,7 @@ def _day_of_week_item(item: str) -> _Special | str | None:
         if nth is None or not 1 <= nth <= 5:
             return _Problem.NTH_RANGE
         return _Special("#", weekday % 7, nth)
-    if item.upper() == "L":
+    if item in ("L", "l"):
         return _Problem.LAST_ALONE  # Quartz reads it as Saturday, croniter refuses it
     match = _LAST_OF.fullmatch(item)
     if match is None:
