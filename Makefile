@@ -74,7 +74,7 @@ specs: install
 	$(BIN)/python specs/generate.py
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
-# run (the machine may be shared); about 10 minutes in all on 2 cores.
+# run (the machine may be shared); about 15 minutes in all on 2 cores.
 bench: bench-core bench-stores bench-runtime bench-cold bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders
 
 bench-core: install

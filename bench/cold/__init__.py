@@ -2,9 +2,9 @@
 APScheduler 3 (a BackgroundScheduler on its SQLAlchemy job store on SQLite),
 doing the same work in the same run.
 
-Run from the repository root ``python -m bench.cold`` (a few minutes on 2
-cores), or ``python -m bench.cold --quick`` (10,000 sessions, about a
-minute); ``make bench-cold`` runs the first. ``--profile`` also runs
+Run from the repository root ``python -m bench.cold`` (about 6 minutes on
+2 cores), or ``python -m bench.cold --quick`` (10,000 sessions, about 2
+minutes); ``make bench-cold`` runs the first. ``--profile`` also runs
 tickler's workers under cProfile and prints their hotspots (its figures are
 slower than real); ``--keep`` keeps the generated data.
 
@@ -33,4 +33,10 @@ time of each delivery):
    ``get_due_jobs`` and ``get_next_run_time`` of its job store).
 
 The machine may be shared: only ratios measured in the same run mean much.
+
+The parts: ``plan`` (scale, targets, the run's state), ``stores`` and
+``data`` (the generated stores), ``check``, ``process`` (a worker process
+and its log), ``target`` (what both sides call), ``peer`` and ``aps_start``
+(APScheduler's side), ``timing``, and one module per figure group:
+``start`` (1 and 2), ``lateness`` (3), ``index`` (4).
 """

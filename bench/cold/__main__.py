@@ -39,7 +39,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m bench.cold",
         description="tickler worker --store on 100,000 cold sessions vs APScheduler 3",
     )
-    parser.add_argument("--quick", action="store_true", help="smaller scale (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="smaller scale (about 2 minutes)")
     parser.add_argument(
         "--profile", action="store_true", help="also profile tickler's workers (slower)"
     )
