@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' -o -name '*.html' 2>/dev/nu
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders clean
+.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -74,8 +74,8 @@ specs: install
 	$(BIN)/python specs/generate.py
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
-# run (the machine may be shared); about 10 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders
+# run (the machine may be shared); about 15 minutes in all on 2 cores.
+bench: bench-core bench-stores bench-runtime bench-cold bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -85,6 +85,11 @@ bench-stores: install
 
 bench-runtime: install
 	$(BIN)/python -m bench.runtime
+
+# tickler worker --store on 100,000 cold sessions (JSONL and SQLite) beside
+# APScheduler 3 on its SQLite job store; a few minutes.
+bench-cold: install
+	$(BIN)/python -m bench.cold
 
 # PostgreSQL workers against procrastinate, on the local server (127.0.0.1:5432).
 bench-postgres: install

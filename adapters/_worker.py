@@ -109,7 +109,8 @@ class WakeStore(Protocol):
 
     async def prepare_worker(self, progress: Callable[[int], None] | None = None) -> None:
         """Before the first claim: fail at once when the store cannot be used
-        (StoreError); bring the wake index up to date."""
+        (StoreError); bring the wake index up to date (the JSONL store
+        compares its files with it in the background, beside the claims)."""
         ...
 
     async def claim_due(self, limit: int, now_ms: int) -> Sequence[ClaimedLog]: ...

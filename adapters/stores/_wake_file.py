@@ -10,7 +10,7 @@ point leaves the row held by a dead process, which a worker's sweep finds
 (the session's lock is free) and looks at again, never a wake later than
 the log says. SQLite's ``synchronous=NORMAL`` may lose the last commits to a
 power loss; a worker that starts compares every session file with its row
-(:meth:`WakeFile.changed_behind`), so those are found then.
+(:func:`changed_behind`, beside its first claims), so those are found then.
 
 A damaged database (not a database, malformed) is moved aside as
 ``.wake.db.damaged-<time>`` and made anew, empty: every session is then
@@ -248,20 +248,28 @@ _BATCH: Final = 500
 
 
 def changed_behind(
-    directory: Path, wake_file: WakeFile, progress: Callable[[int], None] | None = None
+    directory: Path,
+    wake_file: WakeFile,
+    progress: Callable[[int], None] | None = None,
+    *,
+    stopped: Callable[[], bool] | None = None,
 ) -> tuple[int, int]:
     """Compare every session file of ``directory`` with its row: a file the
     index does not know, or whose size differs from the size its row was
     made exact at, is due now (a worker opens it and writes its exact
     wake). Rows of held sessions are left to the sweep. Reads the directory
     a batch at a time (memory does not grow with the store); ``progress``
-    hears the count of files checked. The files checked, and how many are
-    to be looked at again."""
+    hears the count of files checked; once ``stopped()`` is true, no further
+    batch is compared (the store is closing). The files checked, and how
+    many are to be looked at again."""
     checked = changed = 0
     batch: list[tuple[str, int]] = []
 
-    def flush() -> None:
-        nonlocal changed
+    def flush() -> bool:
+        """Compare the batch; False (nothing compared) once stopped."""
+        nonlocal checked, changed
+        if stopped is not None and stopped():
+            return False
         ids = [sid for sid, _ in batch]
         found = wake_file.read(_sizes, ids)
         again = [
@@ -271,18 +279,20 @@ def changed_behind(
         ]
         if again:
             wake_file.run(wakes.look_again, again)
+        checked += len(batch)
         changed += len(again)
         batch.clear()
+        return True
 
     for item in _session_files(directory):
         batch.append(item)
-        checked += 1
         if len(batch) >= _BATCH:
-            flush()
+            if not flush():
+                return checked, changed
             if progress is not None:
                 progress(checked)
-    if batch:
-        flush()
+    if batch and not flush():
+        return checked, changed
     if progress is not None:
         progress(checked)
     return checked, changed

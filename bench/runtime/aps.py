@@ -80,27 +80,30 @@ def add_date_job(sched: Any, target: float) -> None:
     )
 
 
-def aps_populate(path: str, jobs: Iterable[tuple[str, float]]) -> int:
-    """Insert ``(id, target ms)`` date jobs running ``fire(target)`` into the
-    job store at ``path`` (created if needed), in one transaction."""
+def aps_populate(
+    path: str, jobs: Iterable[tuple[str, float]], func: Callable[[float], None] = fire
+) -> int:
+    """Insert ``(id, target ms)`` date jobs running ``func(target)`` (by
+    default ``fire``) into the job store at ``path`` (created if needed), in
+    one transaction."""
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
     from apscheduler.triggers.date import DateTrigger  # type: ignore[import-untyped]
 
     store = SQLAlchemyJobStore(url=_sqlite(path))
     store.jobs_t.create(store.engine, checkfirst=True)
-    func = f"{fire.__module__}:{fire.__qualname__}"
+    func_ref = f"{func.__module__}:{func.__qualname__}"
     rows = []
     for job_id, target in jobs:
         run_at = _utc(target)
         state = {
             "version": 1,
             "id": job_id,
-            "func": func,
+            "func": func_ref,
             "trigger": DateTrigger(run_at, timezone=UTC),
             "executor": "default",
             "args": (target,),
             "kwargs": {},
-            "name": "fire",
+            "name": func.__name__,
             "misfire_grace_time": None,
             "coalesce": True,
             "max_instances": 1,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -97,10 +97,16 @@ class Overheads:
 
     bare_s: float  # a bare interpreter start and exit
     tickler_imports_s: float  # importing what a tickler process imports
-    aps_imports_s: float  # importing APScheduler's scheduler and SQLAlchemy job store
+    aps_imports_s: float  # importing APScheduler's scheduler and SQLAlchemy job store (or a peer's)
 
 
-def interpreter_and_imports(runs: int) -> Overheads:
+def interpreter_and_imports(
+    runs: int,
+    tickler_modules: Sequence[str] = harness.TICKLER_MODULES,
+    peer_modules: Sequence[str] = aps.APS_MODULES,
+) -> Overheads:
+    """Each in a fresh process: the bare interpreter, and importing what a
+    tickler process imports (``tickler_modules``) and what a peer's does."""
     bare: list[float] = []
     tickler: list[float] = []
     peer: list[float] = []
@@ -108,7 +114,7 @@ def interpreter_and_imports(runs: int) -> Overheads:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         bare.append(time.perf_counter() - t0)
-        for modules, out in ((harness.TICKLER_MODULES, tickler), (aps.APS_MODULES, peer)):
+        for modules, out in ((tickler_modules, tickler), (peer_modules, peer)):
             probe = [sys.executable, "-c", _IMPORT_PROBE, *modules]
             done = subprocess.run(probe, check=True, stdout=subprocess.PIPE, text=True)
             out.append(float(done.stdout))

@@ -1,6 +1,7 @@
 """Each figure's parts run in a fresh interpreter (``python -m bench.runtime
---worker NAME PARAMS``). A ``Worker`` names one: the type of its parameters,
-the type of its result and the function between them. Both cross as JSON
+--worker NAME PARAMS``, or another bench's module: see ``Runner``). A
+``Worker`` names one: the type of its parameters, the type of its result and
+the function between them. Both cross as JSON
 (the standard library's, which keeps NaN and infinity), decoded into their
 types on arrival, so the parent reads named, checked fields."""
 
@@ -76,13 +77,14 @@ def _encode(value: Record) -> str:
 class Runner:
     """Runs one worker in a fresh interpreter and reads its result."""
 
-    def __init__(self, profile_dir: Path | None) -> None:
+    def __init__(self, profile_dir: Path | None, module: str = "bench.runtime") -> None:
         self.profile_dir = profile_dir
+        self.module = module  # whose ``--worker NAME PARAMS`` starts the worker
         self.profiles: list[tuple[str, Path]] = []
         self.warnings: list[str] = []
 
     def _command(self, worker: Worker[P, R], params: P) -> list[str]:
-        return [sys.executable, "-m", "bench.runtime", "--worker", worker.name, _encode(params)]
+        return [sys.executable, "-m", self.module, "--worker", worker.name, _encode(params)]
 
     def run(self, worker: Worker[P, R], params: P) -> R:
         command = self._command(worker, params)

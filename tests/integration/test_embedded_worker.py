@@ -12,16 +12,22 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tickler.adapters._worker import Worker
+from tickler.adapters.stores import JsonlStore, _jsonl
 from tickler.adapters.stores._jsonl import JsonlLog
 from tickler.adapters.stores._sqlite import SqliteLog
+from tickler.adapters.stores._wake_file import changed_behind
 from tickler.shell._clock import VirtualClock
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import SessionLocked
@@ -327,3 +333,79 @@ async def test_a_failing_target_is_tried_again_with_backoff(kind: Kind, tmp_path
         await recorder.wait_for(1)
         await wait_until(lambda: index_rows(kind, tmp_path)["s"].failures == 0, 30, "a reset")
     assert recorder.keys() == [("s", "schedule-1@2026-08-05T12:00:10.000Z")]
+
+
+async def test_claims_begin_while_the_start_check_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start check reads every session file (seconds at 100,000
+    sessions): claims from the index's rows do not wait for it, and what it
+    finds is delivered when it finds it."""
+    kind: Kind = "jsonl"
+    seeder = store_at(kind, tmp_path)
+    await seed(seeder, {"indexed": [STRETCH], "unknown": [STRETCH]}, clock=VirtualClock(T0))
+    await seeder.close()
+    with closing(sqlite3.connect(index_db(kind, tmp_path))) as conn:
+        conn.execute("DELETE FROM wakes WHERE session_id = 'unknown'")  # only the check finds it
+        conn.commit()
+    checking, release = threading.Event(), threading.Event()
+    real_check = changed_behind
+
+    def held_check(*args: Any, **kwargs: Any) -> tuple[int, int]:
+        checking.set()
+        release.wait(120)  # a hang guard: the test releases it
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(_jsonl, "changed_behind", held_check)
+    recorder = Recorder()
+    async with running(worker_of(kind, tmp_path, recorder)):
+        try:
+            await recorder.wait_for(1, bound_s=20)
+            assert checking.is_set()
+            assert recorder.keys() == [("indexed", "schedule-1@2026-08-05T12:00:10.000Z")]
+        finally:
+            release.set()
+        await recorder.wait_for(2)
+    assert sorted(recorder.keys()) == [
+        ("indexed", "schedule-1@2026-08-05T12:00:10.000Z"),
+        ("unknown", "schedule-1@2026-08-05T12:00:10.000Z"),
+    ]
+
+
+async def test_closing_the_store_stops_the_start_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store closed while its start check runs stops the check at its
+    next batch: nothing is written to the index after the close."""
+    kind: Kind = "jsonl"
+    seeder = store_at(kind, tmp_path)
+    await seed(seeder, {f"s{i}": [FAR] for i in range(3)}, clock=VirtualClock(T0))
+    await seeder.close()
+    with closing(sqlite3.connect(index_db(kind, tmp_path))) as conn:
+        conn.execute("DELETE FROM wakes")  # every file is unknown to the index
+        conn.commit()
+    checking, release = threading.Event(), threading.Event()
+    real_check = changed_behind
+
+    def held_check(*args: Any, **kwargs: Any) -> tuple[int, int]:
+        checking.set()
+        release.wait(120)  # a hang guard: the test releases it
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(_jsonl, "changed_behind", held_check)
+    store = store_at(kind, tmp_path)
+    try:
+        await asyncio.wait_for(store.prepare_worker(), 20)
+        assert await asyncio.to_thread(checking.wait, 20)
+        closed = asyncio.get_running_loop().create_task(store.close())
+        await asyncio.sleep(0)  # the close has begun: the check is told to stop
+    finally:
+        release.set()
+    await closed
+    assert index_rows(kind, tmp_path) == {}
+    # Unstopped, the same check finds every file.
+    store = store_at(kind, tmp_path)
+    assert isinstance(store, JsonlStore)
+    assert changed_behind(store.directory, store.wakes) == (3, 3)
+    assert sorted(index_rows(kind, tmp_path)) == ["s0", "s1", "s2"]
+    await store.close()
