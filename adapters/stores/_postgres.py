@@ -309,7 +309,7 @@ class PostgresStore:
     died): shorter means faster take-over, at more renewals. A lease that
     expired is over even when nobody took the session: its holder writes
     nothing more. ``round_trip_s`` bounds each round trip to the database
-    (default: a third of the lease, at most 30 s): a connection that does
+    (default: a third of the lease, from 5 to 30 s): a connection that does
     not answer in time is cut (see :mod:`._postgres_net`)."""
 
     def __init__(

@@ -45,7 +45,10 @@ except ImportError as exc:
 
 DEFAULT_ROUND_TRIP_S: Final = 30.0
 """The longest one round trip may take before its connection is cut (the
-store uses the lesser of this and a third of its lease)."""
+store uses a third of its lease, within these bounds)."""
+MIN_ROUND_TRIP_S: Final = 5.0
+"""A busy database or machine may take seconds over a statement: cutting it
+sooner would only make it run again."""
 KEEPALIVE_IDLE_S: Final = 10
 KEEPALIVE_INTERVAL_S: Final = 5
 KEEPALIVE_COUNT: Final = 3
@@ -64,8 +67,9 @@ class _Conn(Protocol):
 def round_trip_for(lease_s: float) -> float:
     """The default deadline of one round trip under a lease of ``lease_s``:
     a third of it (a renewal cut at its deadline leaves time for another
-    before the lease ends), at most :data:`DEFAULT_ROUND_TRIP_S`."""
-    return min(DEFAULT_ROUND_TRIP_S, lease_s / 3)
+    before the lease ends), at least :data:`MIN_ROUND_TRIP_S` and at most
+    :data:`DEFAULT_ROUND_TRIP_S`."""
+    return min(DEFAULT_ROUND_TRIP_S, max(MIN_ROUND_TRIP_S, lease_s / 3))
 
 
 def with_tcp_guards(dsn: str, round_trip_s: float) -> str:

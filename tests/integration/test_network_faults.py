@@ -27,6 +27,7 @@ from typing import TypeVar
 import pytest
 
 from tickler.adapters._worker import Worker
+from tickler.shell._host import FollowUp
 from tickler.shell._ports import NewEvent, StoreError
 
 from .faultproxy import FaultProxy
@@ -175,15 +176,26 @@ async def test_a_worker_notices_a_half_open_connection_and_serves_again(
 
 SESSIONS = int(os.environ.get("TICKLER_FAULT_SESSIONS", "240"))
 WORKERS = 3
-LEASE_S = 4.5  # round trips are cut after a third of it: 1.5 s
+LEASE_S = 4.5
+FLEET_ROUND_TRIP_S = 1.5  # shorter than the default floor (5 s): more cuts in a short run
 DELIVER_TIMEOUT_S = 1.0
 SPREAD_S = 15  # reminders fall due 2 .. 2 + SPREAD_S s after their creation
-FAULTS = ("delay", "freeze", "long_freeze", "drop", "half_open", "reset", "reset_before_reply")
+FAULTS = (
+    "delay",
+    "freeze",
+    "long_freeze",  # one worker's link, past the lease: the others take its sessions over
+    "outage",  # every worker's link, past the lease: nobody can take anything over
+    "drop",
+    "half_open",
+    "reset",
+    "reset_before_reply",
+)
 
 
 class Faults:
     """Injects the faults on a seeded schedule: every kind in turn (a
-    shuffled cycle), on a random proxy, until stopped."""
+    shuffled cycle), on a random proxy (an outage: on all of them), until
+    stopped."""
 
     def __init__(self, proxies: list[FaultProxy], seed_value: int) -> None:
         self.proxies = proxies
@@ -202,10 +214,15 @@ class Faults:
             hold = self._inject(proxy, fault)
             self.injected[fault] += 1
             await asyncio.sleep(hold)
-            proxy.heal()
+            for each in self.proxies:
+                each.heal()
 
     def _inject(self, proxy: FaultProxy, fault: str) -> float:
         """Start ``fault``; how long it lasts before ``heal``."""
+        if fault == "outage":  # the database unreachable for longer than the lease
+            for each in self.proxies:
+                each.freeze()
+            return LEASE_S + 1.5
         if fault == "delay":
             proxy.delay(self.rng.choice([20, 100, 400]))
             return self.rng.uniform(0.5, 2.0)
@@ -231,11 +248,22 @@ async def test_a_fleet_under_network_faults_loses_nothing_and_writes_nothing_lat
     install_lease_audit(pg)
     rng = random.Random(int(os.environ.get("TICKLER_FAULT_SEED", "30")))
     recorder = Recorder()
+    think_rng = random.Random(rng.randrange(1 << 30))
+
+    async def think(message: FollowUp, session: str) -> None:
+        # A target that takes a moment: workers hold sessions while faults come.
+        await asyncio.sleep(think_rng.uniform(0.05, 0.3))
+
     proxies = [await FaultProxy.for_dsn(pg.dsn).start() for _ in range(WORKERS)]
     workers = [
         Worker(
-            CutNotingStore(proxy.dsn(pg.dsn), schema=pg.schema, lease_s=LEASE_S),
-            recorder.target(f"w{n}", timeout=DELIVER_TIMEOUT_S),
+            CutNotingStore(
+                proxy.dsn(pg.dsn),
+                schema=pg.schema,
+                lease_s=LEASE_S,
+                round_trip_s=FLEET_ROUND_TRIP_S,
+            ),
+            recorder.target(f"w{n}", before=think, timeout=DELIVER_TIMEOUT_S),
             concurrency=8,
             poll_s=0.3,
         )
