@@ -8,8 +8,10 @@ with a token in hand (its first hand-over), so no lease is held while
 waiting for one; a session that hands over more than once in one claim
 (several one-shots due at once are delivered one per turn) is charged the
 extra ones after it ran, and the worker claims nothing until that debt is
-paid. Over any T seconds a worker hands over at most ``rate`` x T + its
-burst, plus the extra hand-overs of the sessions in flight.
+paid. Over any T seconds a worker claims at most ``rate`` x T + its burst
+sessions; its hand-overs follow their claims by the time it takes to open
+a session, so over any T seconds it hands over at most that many plus the
+sessions it had in flight (and their extra hand-overs, paid for after).
 
 The bucket reads the worker's wall clock (epoch ms) and is pure otherwise,
 so tests drive it with a virtual clock; a clock that steps back adds no
