@@ -4,7 +4,10 @@ on the server from a template shipped in the package, that reloads itself.
 Needs the ``ui`` extra (Starlette, Jinja2; uvicorn serves it). Only GET
 (and HEAD) are answered; any other method is 405. With a token, every
 request must carry it (``Authorization: Bearer TOKEN`` or ``?token=TOKEN``,
-which the page's own refresh keeps), else 401.
+which the page's own refresh keeps), else 401. Without one, only a request
+whose ``Host`` names this machine is answered, else 421: a web page whose
+own name is made to resolve to 127.0.0.1 (DNS rebinding) is sent with that
+name, and so never reads the page through its visitor's browser.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from tickler.adapters._dashboard_view import gather
 from tickler.adapters._extras import missing_extra
+from tickler.adapters._loopback import is_loopback_host_header
 from tickler.adapters._read_model import ReadModel
 from tickler.adapters._times import local_zone
 from tickler.shell._clock import SystemClock
@@ -81,6 +85,28 @@ class _TokenGate:
         await self._app(scope, receive, send)
 
 
+class _LoopbackHostGate:
+    """421 for every request whose ``Host`` is not a loopback name (see
+    :func:`~tickler.adapters._loopback.is_loopback_host_header`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not is_loopback_host_header(
+            Request(scope).headers.get("host")
+        ):
+            response = PlainTextResponse(
+                "421: without a token this dashboard answers only at 127.0.0.1, localhost "
+                "or [::1] (the request's Host header names another)\n",
+                status_code=421,
+                headers=HEADERS,
+            )
+            await response(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+
 def create_app(
     model: ReadModel,
     *,
@@ -94,7 +120,8 @@ def create_app(
     epoch milliseconds. Times are shown in UTC and in each reminder's own
     zone, else in ``zone`` (default: this machine's). ``title`` names the
     store on the page (never a password). With ``token`` every request must
-    carry it."""
+    carry it; without, its ``Host`` must be a loopback name (127.0.0.1,
+    localhost, [::1], with any port)."""
     viewer = local_zone() if zone is None else zone
     if token is not None and not token.strip():
         raise ValueError("the dashboard token is empty")
@@ -119,4 +146,4 @@ def create_app(
         routes=[Route("/", dashboard, methods=["GET"])],
         exception_handlers={404: not_found},
     )
-    return app if token is None else _TokenGate(app, token.strip())
+    return _LoopbackHostGate(app) if token is None else _TokenGate(app, token.strip())

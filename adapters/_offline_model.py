@@ -12,8 +12,12 @@ runtime, exactly as an LLM would:
   at 17:00": a calendar rule in the viewer's zone
   (:mod:`tickler.adapters._calendar_phrases`), its next occurrences shown
 * "list", "delete schedule-2"
+* "my name is Ada": remembered, and used when a reminder turn is presented
 
-A reminder turn is answered by presenting its prompt(s) to the user. Times
+A reminder turn is answered by presenting its prompt(s) to the user. The
+conversation is the session log's own turns (each input and reply, as the
+reference host records them): :func:`earlier_turns` reads them back, so a
+model built after a restart, or by a worker, knows what was said. Times
 are shown as the tools give them (UTC), and in the viewer's zone (``zone``)
 and, for an ``at`` given in a zone, in that zone.
 """
@@ -22,16 +26,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import msgspec
 
 from tickler.adapters._calendar_phrases import calendar_request
 from tickler.adapters._times import UTC_ZONE, when_text
 from tickler.core import parse_instant
 from tickler.core._zones import resolve_zone
-from tickler.shell._reference_host import TurnInput
+from tickler.shell._ports import SessionLog
+from tickler.shell._reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 Now = Callable[[], int]
@@ -51,6 +58,9 @@ _EVERY: Final = re.compile(
     re.IGNORECASE,
 )
 _DELETE: Final = re.compile(r"(?:delete|cancel|remove)\s+(\S+)", re.IGNORECASE)
+_NAME: Final = re.compile(r"(?:hi[,!.]?\s+)?my name is ([^\W\d_][\w'-]{0,40})\W*", re.IGNORECASE)
+_TURN_INPUT: Final = msgspec.json.Decoder(TurnInput)
+_TURN_RECORD: Final = msgspec.json.Decoder(TurnRecord)
 _HELP: Final = (
     'I can set reminders: "remind me in 10 seconds to stretch", '
     '"remind me at 09:00 Europe/Berlin to call Anna", "every 5 minutes drink water", '
@@ -68,16 +78,34 @@ class OfflineModel:
         *,
         on_tool: Callable[[str, dict[str, Any], str], None] | None = None,
         zone: ZoneInfo | None = None,
+        history: Sequence[tuple[TurnInput, str]] = (),
     ) -> None:
         self._call_tool = call_tool
         self._now_ms = now_ms
         self._on_tool = on_tool
         self._zone = zone
+        self._name: str | None = None
+        for turn, _ in history:  # the conversation so far: what it told us
+            self._remember(turn)
+
+    @property
+    def name(self) -> str | None:
+        """The user's name, once they said it."""
+        return self._name
 
     async def __call__(self, turn: TurnInput) -> str:
         if turn.source == "reminder":
-            return present_reminder(turn.text)
+            told = present_reminder(turn.text)
+            return told if self._name is None else told.replace(":", f" for {self._name}:", 1)
+        if self._remember(turn):
+            return f"Nice to meet you, {self._name}."
         return await self._respond(turn.text.strip())
+
+    def _remember(self, turn: TurnInput) -> bool:
+        if turn.source == "user" and (m := _NAME.fullmatch(turn.text.strip())):
+            self._name = m.group(1)
+            return True
+        return False
 
     async def _tool(self, name: str, args: dict[str, Any]) -> dict[str, Any] | list[Any]:
         output = await self._call_tool(name, args)
@@ -218,3 +246,20 @@ def present_reminder(text: str) -> str:
             items = json.loads(line.split(": ", 1)[1])
             return "Reminders: " + "; ".join(str(i["reminder_prompt"]) for i in items)
     return "Reminder."
+
+
+def earlier_turns(log: SessionLog) -> list[tuple[TurnInput, str]]:
+    """Every answered turn of the session so far, in order: its input and
+    the reply (the reference host's ``tickler/turn-input`` and
+    ``tickler/turn`` records)."""
+    inputs: dict[int, TurnInput] = {}
+    turns: list[tuple[TurnInput, str]] = []
+    for event in log.events(log.header.owned_from):
+        if event.type == TURN_INPUT:
+            item = _TURN_INPUT.decode(event.data)
+            inputs[item.n] = item
+        elif event.type == TURN:
+            record = _TURN_RECORD.decode(event.data)
+            if record.input in inputs:
+                turns.append((inputs[record.input], record.reply))
+    return turns

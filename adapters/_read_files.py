@@ -12,7 +12,6 @@ filters in memory: these stores keep no index across sessions.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import sqlite3
@@ -21,6 +20,7 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
+from tickler.adapters._off_loop import off_loop
 from tickler.adapters._read_common import (
     FetchedRows,
     deliveries_of,
@@ -38,6 +38,7 @@ from tickler.adapters._read_views import (
     Summary,
     summarize,
 )
+from tickler.adapters.stores._files import open_regular, require_sqlite_files
 from tickler.core import parse_session_jsonl
 from tickler.shell._ports import StoreError, is_valid_session_id
 
@@ -71,7 +72,7 @@ class _InMemory(ReadModel):
         def work() -> tuple[list[Summary], list[tuple[str, str]]]:
             return _summaries(self._read(session_id))
 
-        found, self.problems = await asyncio.to_thread(work)
+        found, self.problems = await off_loop(work)
         return found
 
     async def reminders(
@@ -110,7 +111,7 @@ class JsonlReadModel(_InMemory):
         self._cache: dict[str, tuple[tuple[int, int], Summary]] = {}
 
     async def sessions(self) -> list[str]:
-        return await asyncio.to_thread(self._ids)
+        return await off_loop(self._ids)
 
     def _ids(self) -> list[str]:
         return sorted(
@@ -127,7 +128,7 @@ class JsonlReadModel(_InMemory):
 
     def _summary(self, session_id: str) -> Summary:
         path = self.directory / f"{session_id}.jsonl"
-        with path.open("rb") as file:
+        with open_regular(path) as file:  # a FIFO is refused, never waited on
             info = os.fstat(file.fileno())
             stamp = (info.st_size, info.st_mtime_ns)
             cached = self._cache.get(session_id)
@@ -149,6 +150,7 @@ class SqliteReadModel(_InMemory):
 
     def _connect(self) -> sqlite3.Connection:
         uri = self.path.absolute().as_uri() + "?mode=ro"
+        require_sqlite_files(self.path)
         try:
             conn = sqlite3.connect(uri, uri=True, isolation_level=None)
             conn.execute("SELECT 1 FROM sessions, events, snapshots LIMIT 0")
@@ -161,7 +163,7 @@ class SqliteReadModel(_InMemory):
             with closing(self._connect()) as conn:
                 return [str(r[0]) for r in conn.execute("SELECT id FROM sessions ORDER BY id")]
 
-        return await asyncio.to_thread(work)
+        return await off_loop(work)
 
     def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
         where, params = ("", ()) if session_id is None else (" WHERE id = ?", (session_id,))

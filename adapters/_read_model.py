@@ -20,6 +20,7 @@ from typing import Final
 
 from tickler.adapters._read_query import SORTS, ReadModel
 from tickler.adapters._read_views import DeliveryView, ReminderView
+from tickler.adapters.stores._files import open_regular
 from tickler.shell._ports import StoreError
 
 __all__ = [
@@ -49,9 +50,9 @@ def is_dsn(source: str) -> bool:
 
 def is_sqlite_file(path: Path) -> bool:
     try:
-        with path.open("rb") as file:
+        with open_regular(path) as file:  # a FIFO is no SQLite file, and never waited on
             return file.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
-    except OSError:
+    except (OSError, StoreError):
         return False
 
 

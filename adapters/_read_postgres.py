@@ -44,6 +44,7 @@ from tickler.adapters._read_common import (
 )
 from tickler.adapters._read_query import ReadModel, check_query, matches, select
 from tickler.adapters._read_views import HISTORY_TYPES, DeliveryView, ReminderView, Summary
+from tickler.adapters._redact import redact
 from tickler.adapters.stores._postgres_schema import (
     check_version,
     schema_name,
@@ -127,7 +128,7 @@ class PostgresReadModel(ReadModel):
         except psycopg.OperationalError as exc:
             raise unreachable(dsn, exc) from exc
         except psycopg.Error as exc:
-            raise StoreError(f"cannot use PostgreSQL: {exc}") from exc
+            raise StoreError(f"cannot use PostgreSQL: {redact(str(exc), [dsn])}") from exc
         try:
             await check_version(conn, schema)
             await conn.set_read_only(True)

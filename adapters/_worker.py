@@ -62,7 +62,7 @@ from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
-from tickler.shell._ports import FailureIndex, SessionLog, StoreError, WakeIndex
+from tickler.shell._ports import SessionLog, StoreError, WakeIndex
 from tickler.shell._records import DELIVERED
 from tickler.shell._runtime import LEASE_MARGIN_S
 from tickler.shell._session import Session, open_log_session
@@ -75,6 +75,7 @@ DEFAULT_CONCURRENCY: Final = 16
 DEFAULT_POLL_S: Final = 1.0
 SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
+PROGRESS_EVERY: Final = 10_000  # sessions run between two progress lines
 READY_FLOOR_S: Final = 10.0
 
 
@@ -92,13 +93,14 @@ factory a live process gives ``open_session``)."""
 
 
 @runtime_checkable
-class ClaimedLog(SessionLog, WakeIndex, FailureIndex, Protocol):
+class ClaimedLog(SessionLog, WakeIndex, Protocol):
     """A session a worker claimed: a log that keeps its wake index and
-    failure count, and hears how the delivery went."""
+    hears how the delivery went."""
 
     @property
     def failures(self) -> int:
-        """Failed hand-overs of the outbox's first follow-up, as claimed."""
+        """Failed deliveries of this session in a row, as claimed (the
+        worker's backoff grows with it)."""
         ...
 
     def defer(self, until: int) -> None:
@@ -327,6 +329,8 @@ class Worker:
         over); leaving the block commits the wake index and ends the lease."""
         _telemetry.bind_session(log.header.id)  # this task's log lines name it
         self.stats.sessions += 1
+        if not self.stats.sessions % PROGRESS_EVERY:  # a backlog (a rebuilt index) shows progress
+            logger.info("worker: %d session(s) run so far", self.stats.sessions)
         ran = False
         start = log.length
         try:

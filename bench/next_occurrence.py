@@ -53,7 +53,14 @@ RULES: Final = (
     ("5 4 * * sun", "weekly"),
     ("0 0 1 * *", "monthly"),
     ("0 12 29 2 *", "29 February"),
+    ("0 9 L * *", "last day of the month"),
+    ("0 9 * * 1#1", "first Monday of the month"),
 )
+# APScheduler 3's from_crontab reads neither L nor #: the same rules in its own syntax.
+APSCHEDULER_FIELDS: Final = {
+    "0 9 L * *": {"minute": "0", "hour": "9", "day": "last"},
+    "0 9 * * 1#1": {"minute": "0", "hour": "9", "day": "1st mon"},
+}
 ZONES: Final = ("UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe")
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 FIRST_WAKE: Final = datetime(2026, 1, 1, tzinfo=UTC)
@@ -94,7 +101,10 @@ def engines(
     zone = resolve_zone(zone_name)
     assert zone is not None
     iterator = croniter(cron, FIRST_WAKE.astimezone(zone))
-    trigger = CronTrigger.from_crontab(cron, timezone=zone)
+    if cron in APSCHEDULER_FIELDS:
+        trigger = CronTrigger(**APSCHEDULER_FIELDS[cron], timezone=zone)
+    else:
+        trigger = CronTrigger.from_crontab(cron, timezone=zone)
 
     def tickler(wakes_ms: list[int], _: list[datetime]) -> list[int | None]:
         return [next_occurrence(rule, wake) for wake in wakes_ms]

@@ -92,8 +92,11 @@ _CALENDAR: Final = _closed(
             "type": "string",
             "description": (
                 "Five cron fields: minute hour day-of-month month day-of-week (0 and 7 are "
-                "Sunday; names like mon, jan allowed), or @hourly, @daily, @weekly, @monthly, "
-                '@yearly. E.g. "0 9 * * 1-5" is 09:00 Monday to Friday.'
+                "Sunday; names like mon, jan allowed; day-of-month L is the last day, LW the "
+                "last weekday, 15W the weekday nearest the 15th; day-of-week 5L is the last "
+                "Friday, 1#1 the first Monday; when both day fields are set, either matches), "
+                'or @hourly, @daily, @weekly, @monthly, @yearly. E.g. "0 9 * * 1-5" is 09:00 '
+                'Monday to Friday, "0 9 * * 1#1" 09:00 on the first Monday of each month.'
             ),
         },
         "time_zone": _ZONE,

@@ -9,7 +9,7 @@ import click
 
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import Examined, examine_database, examine_paths, exit_code
-from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._inspect_run import inspect_found, inspect_paths, why_found, why_paths
 from tickler.adapters.cli._options import log_format_option, log_level_option, profile_option
 from tickler.adapters.cli._output import print_json
@@ -47,10 +47,10 @@ def check(paths: tuple[str, ...], session_id: str | None, schema: str, as_json: 
     found = []
     for path in paths:
         try:
-            database = _database_sessions(path, schema, session_id)
+            database = _database_sessions(path, schema, session_id, with_index=True)
         except _Unreachable as exc:
             return _unreachable(exc)
-        found += examine_paths([path]) if database is None else database
+        found += examine_paths([path], with_index=True) if database is None else database
     verdicts = [item.verdict for item in found]
     if as_json:
         print_json({"files": [v.as_json() for v in verdicts]})
@@ -67,11 +67,13 @@ class _Unreachable(Exception):
 
 
 def _unreachable(exc: _Unreachable) -> int:
-    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    echo_error(str(exc))
     return 1
 
 
-def _database_sessions(path: str, schema: str, session_id: str | None) -> list[Examined] | None:
+def _database_sessions(
+    path: str, schema: str, session_id: str | None, *, with_index: bool = False
+) -> list[Examined] | None:
     """The verdicts on an SQLite store file's or a PostgreSQL schema's
     sessions; None when ``path`` is neither."""
     from tickler.adapters.cli._db_sessions import is_database, unreachable_type
@@ -79,7 +81,7 @@ def _database_sessions(path: str, schema: str, session_id: str | None) -> list[E
     if not is_database(path):
         return None
     try:
-        return examine_database(path, schema, session_id)
+        return examine_database(path, schema, session_id, with_index=with_index)
     except ValueError as exc:  # a DSN that does not parse, a bad schema name
         raise CliError(str(exc)) from None
     except Exception as exc:
@@ -221,7 +223,7 @@ def reminders(
     except ValueError as exc:  # a bad duration, source, DSN or schema name
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the database or file cannot be used
-        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+        echo_error(str(exc))
         return 1
     return report(views, problems, zone, as_json=as_json, now_ms=query.now_ms)
 
@@ -239,8 +241,9 @@ def reminders(
 )
 @click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
 def demo(as_json: bool, store_dir: str | None, keep: bool) -> int:
-    """Run the main job offline: reminders created by a model, delivered as
-    turns, across a kill -9 and a restart, then inspected."""
+    """Run the main job offline: reminders created by a model in an agent
+    process that is then killed; a worker wakes the cold session and the
+    reminder turn runs with the conversation; then inspected and checked."""
     from tickler.adapters.cli._demo import run_demo
 
     if keep and store_dir is not None:
@@ -250,13 +253,12 @@ def demo(as_json: bool, store_dir: str | None, keep: bool) -> int:
 
 @cli.command("_demo-agent", hidden=True)
 @click.argument("store_dir")
-@click.argument("phase", type=click.Choice(["first", "second"]))
 @click.argument("messages", nargs=-1)
-def demo_agent(store_dir: str, phase: str, messages: tuple[str, ...]) -> None:
-    """One agent process of the demo (internal)."""
+def demo_agent(store_dir: str, messages: tuple[str, ...]) -> None:
+    """The demo's agent process (internal)."""
     from tickler.adapters.cli._demo import run_agent
 
-    run_agent(store_dir, phase, list(messages))
+    run_agent(store_dir, list(messages))
 
 
 @cli.command()

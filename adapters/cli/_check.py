@@ -8,7 +8,8 @@ reported and the next one is checked.
 from __future__ import annotations
 
 import os
-import stat
+import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +18,14 @@ from msgspec import UnsetType
 from returns.pipeline import is_successful
 from returns.result import Result
 
+from tickler.adapters._read_model import is_dsn
+from tickler.adapters.cli._check_index import index_rows, jsonl_index
+from tickler.adapters.cli._check_index import problems as index_problems
 from tickler.adapters.cli._files import NothingToCheck, Source, find, source_for_file
 from tickler.adapters.cli._harness import decode_segment, expected_place
 from tickler.adapters.cli._visible import visible
 from tickler.adapters.cli._zstdlog import ZstdLogError, ZstdTooLarge, read_zstd_log
+from tickler.adapters.stores._files import NotRegularFile, open_regular
 from tickler.adapters.stores._verify import crash_tail_expected, verify_store_dir
 from tickler.core import (
     CorruptScheduleLog,
@@ -99,20 +104,24 @@ def check_file(path: str) -> FileVerdict:
     return examine(source_for_file(path)).verdict
 
 
-def examine_paths(paths: Iterable[str]) -> list[Examined]:
-    """Each path: a file, or a directory walked for session files."""
+def examine_paths(paths: Iterable[str], *, with_index: bool = False) -> list[Examined]:
+    """Each path: a file, or a directory walked for session files; with
+    ``with_index``, each store's wake index against its logs too."""
     out: list[Examined] = []
     for path in paths:
-        out.extend(_examine_path(path))
+        out.extend(_examine_path(path, with_index))
     return out
 
 
-def _examine_path(path: str) -> list[Examined]:
+def _examine_path(path: str, with_index: bool) -> list[Examined]:
     if not Path(path).is_dir():
         source = source_for_file(path)
         found = [examine(source)]
         if source.in_store:
-            found += _store_problems(str(Path(path).parent), found, only=path)
+            store = str(Path(path).parent)
+            found += _store_problems(store, found, only=path)
+            if with_index:
+                found += _index_problems(str(jsonl_index(Path(store))), store, found)
         return found
     try:
         listing = find(path)
@@ -124,7 +133,43 @@ def _examine_path(path: str) -> list[Examined]:
     found = [examine(source) for source in listing.sources]
     for store in listing.stores:
         found += _store_problems(store, found)
+        if with_index:
+            found += _index_problems(str(jsonl_index(Path(store))), store, found)
     return found
+
+
+def _index_problems(database: str, store: str, seen: list[Examined]) -> list[Examined]:
+    """The wake index of a store against its sessions' logs (the valid ones
+    among ``seen``): one verdict per session the index is behind, or one for
+    an index that cannot be read."""
+    try:
+        rows = index_rows(Path(database))
+    except sqlite3.DatabaseError as exc:
+        why = f"the wake index cannot be read ({exc}): a worker that starts makes it anew"
+        return [Examined(FileVerdict(database, CORRUPT, reason=why))]
+    if rows is None:
+        return []
+    sessions = [
+        (_session_of(store, e), e.parsed)
+        for e in seen
+        if e.verdict.status == VALID and e.parsed is not None and _in(store, e.verdict.path)
+    ]
+    now = time.time_ns() // 1_000_000
+    return [
+        Examined(FileVerdict(database, CORRUPT, reason=why, session=session_id))
+        for session_id, why in index_problems(rows, sessions, now)
+    ]
+
+
+def _in(store: str, path: str) -> bool:
+    return _same(str(Path(path).parent), store) or path == store
+
+
+def _session_of(store: str, examined: Examined) -> str:
+    """A stored session's id: its verdict names it (a database), or its file does."""
+    if examined.verdict.session is not None:
+        return examined.verdict.session
+    return Path(examined.verdict.path).stem
 
 
 def _store_problems(store: str, seen: list[Examined], only: str | None = None) -> list[Examined]:
@@ -172,9 +217,11 @@ def _read(source: Source, session: str | None) -> tuple[bytes, int | None] | Fil
     zstd frame starts, or the verdict when that cannot be had."""
     path = source.path
     try:
-        if not stat.S_ISREG(Path(path).stat().st_mode):  # a FIFO or device would block or never end
-            return FileVerdict(path, UNREADABLE, reason="not a regular file")
-        data = Path(path).read_bytes()
+        with open_regular(path) as file:  # a FIFO would block, a device never end
+            data = file.read()
+    except NotRegularFile as exc:
+        reason = f"{exc.kind}, not a regular file"
+        return FileVerdict(path, UNREADABLE, reason=reason, session=session)
     except OSError as exc:
         return FileVerdict(
             path, UNREADABLE, reason=f"cannot read: {exc.strerror or exc}", session=session
@@ -293,7 +340,9 @@ def examine_parsed(path: str, parsed: ParsedSession, session: str) -> Examined:
     return Examined(verdict, parsed)
 
 
-def examine_database(source: str, schema: str, session_id: str | None) -> list[Examined]:
+def examine_database(
+    source: str, schema: str, session_id: str | None, *, with_index: bool = False
+) -> list[Examined]:
     """Every session of an SQLite store file or a PostgreSQL schema (or
     ``session_id``), read-only. Raises DatabaseUnreachable; a store that
     cannot be read otherwise is one unreadable verdict."""
@@ -318,4 +367,6 @@ def examine_database(source: str, schema: str, session_id: str | None) -> list[E
     if not found:
         what = "no sessions" if session_id is None else f"no session {session_id!r}"
         return [Examined(FileVerdict(label, UNREADABLE, reason=what))]
+    if with_index and not is_dsn(source):  # an SQLite store's wake index is in its file
+        found += _index_problems(source, source, found)
     return found

@@ -16,6 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from tickler.adapters._read_model import is_dsn, is_sqlite_file
+from tickler.adapters.stores._files import require_sqlite_files
 from tickler.core import ParsedSession, SessionEvent, SessionHeader
 from tickler.core._session import event
 from tickler.shell._ports import StoreError
@@ -51,15 +52,15 @@ def unreachable_type(source: str) -> type[Exception] | tuple[()]:
 
 def describe(source: str, schema: str) -> str:
     """How a verdict names the store: an SQLite file by its path, a
-    PostgreSQL schema by host, database and schema (never the password)."""
+    PostgreSQL schema by host, database and schema (never the password).
+    ValueError for a DSN that does not parse."""
     if not is_dsn(source):
         return source
-    from psycopg.conninfo import conninfo_to_dict
+    from tickler.adapters._redact import redact
+    from tickler.adapters.stores._postgres_schema import parse_dsn, server_address
 
-    from tickler.adapters.stores._postgres_schema import server_address
-
-    database = conninfo_to_dict(source).get("dbname") or "postgres"
-    return f"postgresql {server_address(source)}/{database} schema {schema}"
+    database = parse_dsn(source).get("dbname") or "postgres"
+    return redact(f"postgresql {server_address(source)}/{database} schema {schema}", [source])
 
 
 def _session(session_id: str, header: bytes, rows: list[Row]) -> DbSession:
@@ -88,6 +89,7 @@ def read_sessions(source: str, schema: str, session_id: str | None) -> Iterator[
 
 def _sqlite(path: Path, session_id: str | None) -> Iterator[DbSession]:
     uri = path.absolute().as_uri() + "?mode=ro"
+    require_sqlite_files(path)  # SQLite's open of a FIFO would wait for a writer
     try:
         with closing(sqlite3.connect(uri, uri=True, isolation_level=None)) as conn:
             if session_id is None:
@@ -107,6 +109,7 @@ def _sqlite(path: Path, session_id: str | None) -> Iterator[DbSession]:
 def _postgres(dsn: str, schema: str, session_id: str | None) -> Iterator[DbSession]:
     import psycopg
 
+    from tickler.adapters._redact import redact
     from tickler.adapters.stores._postgres_schema import (
         schema_name,
         unreachable,
@@ -140,4 +143,4 @@ def _postgres(dsn: str, schema: str, session_id: str | None) -> Iterator[DbSessi
                 ).fetchall()
                 yield _session(str(sid), bytes(header), rows)
     except psycopg.Error as exc:
-        raise StoreError(f"PostgreSQL: {' '.join(str(exc).split())}") from None
+        raise StoreError(f"PostgreSQL: {redact(' '.join(str(exc).split()), [dsn])}") from None

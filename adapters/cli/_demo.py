@@ -1,10 +1,15 @@
 """``tickler demo``: the main job, offline, in well under a minute.
 
-A session in a temporary JSONL store; the offline model creates an
-``after``, an ``at`` (local time + IANA zone) and an ``every`` reminder
-through the real tools; the runtime delivers them as follow-up turns on the
-real clock; the agent process is killed with SIGKILL mid-way and restarted,
-and nothing is lost or repeated; then the log is inspected and checked.
+A session in a temporary JSONL store (the default store). An agent process
+takes a chat's messages: the user says their name; the offline model
+creates "every weekday at 9:00 Europe/Berlin" (a calendar reminder) and a
+one-shot due in a few seconds through the real tools. Then the agent
+process is killed with SIGKILL, as a chat agent's process goes away after
+its reply: the session is cold, nothing holds it. ``tickler worker
+--store`` wakes it when the one-shot falls due and runs the reminder turn
+with the session's agent (a host factory, :func:`demo_host`), which reads
+the conversation back from the log and answers with the user's name. Then
+the log is inspected and checked: nothing lost, nothing repeated.
 """
 
 from __future__ import annotations
@@ -19,9 +24,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeAlias
 from zoneinfo import ZoneInfo
@@ -29,7 +33,7 @@ from zoneinfo import ZoneInfo
 import click
 from rich.console import Console
 
-from tickler.adapters._offline_model import OfflineModel
+from tickler.adapters._offline_model import OfflineModel, earlier_turns
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import check_file
 from tickler.adapters.cli._errors import CliError
@@ -37,13 +41,14 @@ from tickler.adapters.cli._inspect import inspect_session
 from tickler.adapters.cli._output import console, print_json, print_report
 from tickler.adapters.cli._session import live_session, open_store
 from tickler.core import parse_session_jsonl
-from tickler.shell._reference_host import TURN_INPUT, Model, TurnInput
-from tickler.shell._session import SessionTools
+from tickler.core._session import ParsedSession
+from tickler.shell._reference_host import TURN, TURN_INPUT, Model, ReferenceHost, TurnInput
+from tickler.shell._session import Session, SessionTools
 
 SESSION = "demo"
 ZONE = "Europe/Berlin"
-AFTER_S = 3
-AT_IN_S = 9
+NAME = "Ada"
+AFTER_S = 6
 MARK = "@@"
 Say: TypeAlias = Callable[[str], None]
 
@@ -56,12 +61,14 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _model_for(tools: SessionTools) -> Model:
+def _model_for(tools: SessionTools, history: Sequence[tuple[TurnInput, str]] = ()) -> Model:
     def on_tool(name: str, args: dict[str, Any], output: str) -> None:
         _say(f"    tool {name} {json.dumps(args, ensure_ascii=False)}")
         _say(f"      -> {output}")
 
-    offline = OfflineModel(tools.call_tool, _now_ms, on_tool=on_tool, zone=local_zone())
+    offline = OfflineModel(
+        tools.call_tool, _now_ms, on_tool=on_tool, zone=local_zone(), history=history
+    )
 
     async def model(turn: TurnInput) -> str:
         if turn.source == "reminder":
@@ -77,43 +84,47 @@ def _model_for(tools: SessionTools) -> Model:
     return model
 
 
-async def _agent(store_dir: str, phase: str, messages: list[str]) -> None:
-    """One agent process: the first one is killed; the second finishes."""
+async def _agent(store_dir: str, messages: list[str]) -> None:
+    """The agent process: it takes the chat's messages, then waits to be
+    killed (its reminders still pending)."""
     store = open_store(store_dir)
+    async with live_session(store, SESSION, _model_for) as live:
+        for text in messages:
+            await live.host.send(text)
+            await live.host.when_idle()
+        _say(f"{MARK}created")
+        await asyncio.Event().wait()  # until killed
+
+
+def run_agent(store_dir: str, messages: list[str]) -> None:
+    asyncio.run(_agent(store_dir, messages))
+
+
+def demo_host(session: Session) -> ReferenceHost:
+    """The session's agent, as the worker builds it (``tickler worker
+    --deliver tickler.adapters.cli._demo:demo_host``): the offline model,
+    given the conversation so far from the session's log."""
 
     def on_reply(turn: TurnInput, reply: str) -> None:
         # Called once the turn and its reply are durable in the log.
         if turn.source == "reminder":
             _say(f"{MARK}delivered {turn.key}")
 
-    async with live_session(store, SESSION, _model_for, on_reply=on_reply) as live:
-        if phase == "first":
-            for text in messages:
-                await live.host.send(text)
-                await live.host.when_idle()
-            _say(f"{MARK}created")
-            await asyncio.Event().wait()  # until killed
-        else:
-            state = live.state
-            _say(f"  restarted: {len(state.entries)} reminders active, replayed from the log")
-            while any(r.kind == "at" for r in live.state.active):  # noqa: ASYNC110
-                await asyncio.sleep(0.1)  # a demo polls the state it shows
-            await live.host.when_idle()
-            await live.host.send("list")
-            await live.host.when_idle()
-    await store.close()
+    model = _model_for(session.tools, earlier_turns(session.log))
+    return ReferenceHost(session.log, model, session.clock, on_reply=on_reply)
 
 
-def run_agent(store_dir: str, phase: str, messages: list[str]) -> None:
-    asyncio.run(_agent(store_dir, phase, messages))
-
-
-def _spawn(store_dir: str, phase: str, messages: list[str]) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "tickler.adapters.cli", "_demo-agent", store_dir, phase]
+def _spawn(args: list[str]) -> subprocess.Popen[str]:
+    """This CLI in a new process: its stdout (and log lines) read line by line."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     # Our own interpreter and module, with the demo's own arguments.
     return subprocess.Popen(  # noqa: S603
-        [*args, *messages], stdout=subprocess.PIPE, text=True, env=env, bufsize=1
+        [sys.executable, "-m", "tickler.adapters.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        bufsize=1,
     )
 
 
@@ -128,11 +139,6 @@ def _stream_until(child: subprocess.Popen[str], marker: str, deadline: float, sa
         if time.monotonic() > deadline:
             break
     return False
-
-
-def _at_message(now: datetime) -> str:
-    local = (now + timedelta(seconds=AT_IN_S)).astimezone(ZoneInfo(ZONE))
-    return f"remind me at {local:%H:%M:%S} {ZONE} on {local:%Y-%m-%d} to join the standup"
 
 
 @contextmanager
@@ -175,26 +181,43 @@ def run_demo(as_json: bool = False, store: str | None = None, keep: bool = False
         print(text, file=stream, flush=True)
 
     with demo_store(store, keep=keep) as (store_dir, kept):
-        now = datetime.now(UTC)
         messages = [
+            f"My name is {NAME}.",
+            f"every weekday at 9:00 {ZONE} to write the standup notes",
             f"remind me in {AFTER_S} seconds to stretch",
-            _at_message(now),
-            "every 5 minutes drink water",
         ]
         say(f"tickler demo: session {SESSION!r} in a JSONL store at {store_dir}\n")
-        say("1) An agent process starts; the model creates three reminders with the tools:")
-        first = _spawn(store_dir, "first", messages)
-        deadline = time.monotonic() + 30
-        ok = _stream_until(first, "delivered", deadline, say)
+        say(
+            "1) An agent process takes a chat's messages: the user says their name, and "
+            "the model creates two reminders with the tools:"
+        )
+        first = _spawn(["_demo-agent", store_dir, *messages])
+        ok = _stream_until(first, "created", time.monotonic() + 60, say)
         first.send_signal(signal.SIGKILL)
         first.wait()
         if not ok:
-            raise click.ClickException("the first reminder was not delivered in time")
-        say(f"\n2) kill -9 of the agent process (pid {first.pid}) with reminders still pending.")
-        say("\n3) A new process opens the same session; the runtime resumes from the log:")
-        second = _spawn(store_dir, "second", [])
-        _stream_until(second, "never", time.monotonic() + 40, say)
-        second.wait(timeout=30)
+            raise click.ClickException("the agent did not create its reminders in time")
+        say(
+            f"\n2) kill -9 of the agent process (pid {first.pid}), as a chat agent's process "
+            "goes away after its reply: nothing holds the session now (it is cold), and "
+            f"its stretch reminder falls due within {AFTER_S} seconds."
+        )
+        say(
+            "\n3) tickler worker --store wakes the cold session when the reminder falls due; "
+            "the reminder turn runs with the conversation, read back from the log:"
+        )
+        worker = _spawn(
+            [
+                *("worker", "--store", store_dir, "--deliver", f"{__name__}:demo_host"),
+                *("--poll", "0.5", "--log-level", "WARNING"),
+            ]
+        )
+        ok = _stream_until(worker, "delivered", time.monotonic() + 60, say)
+        worker.send_signal(signal.SIGTERM)
+        _stream_until(worker, "never", time.monotonic() + 30, say)
+        worker.wait(timeout=30)
+        if not ok:
+            raise click.ClickException("the worker did not deliver the reminder in time")
         path = Path(store_dir) / f"{SESSION}.jsonl"
         status = _epilogue(path, out, say, as_json, kept=kept is not None)
         if kept is not None:
@@ -224,6 +247,7 @@ def _next_steps(log: Path | None, say: Say) -> None:
         where = shlex.quote(str(log))
         steps.append(("the session log again, times in your zone", f"{cli} inspect {where}"))
         steps.append(("check it as the invariant checker does", f"{cli} check {where}"))
+
     steps.append(("chat with the offline model (type exit to leave)", f"{cli} chat"))
     say("\nNext, try (each command runs as shown, from any folder):")
     for what, command in steps:
@@ -247,13 +271,24 @@ def _epilogue(path: Path, out: Console, say: Say, as_json: bool, *, kept: bool) 
         f"   reminder turns: {sum(keys.values())} for {len(keys)} occurrences; "
         + ("nothing repeated, nothing lost." if not repeated else f"REPEATED: {repeated}")
     )
-    every = [r for r in inspect_session(parsed, 0, ZoneInfo("UTC")).active if r["kind"] == "every"]
-    if every:
+    replies = [
+        json.loads(bytes(e.data))["reply"]
+        for e in parsed.events
+        if e.type == TURN and json.loads(bytes(e.data))["input"] in reminder_inputs(parsed)
+    ]
+    remembered = bool(replies) and all(NAME in reply for reply in replies)
+    say(
+        "   the reminder turn knew the conversation: "
+        + (f"it greeted {NAME} by name." if remembered else "NO, it did not know the name.")
+    )
+    weekly = list(inspect_session(parsed, 0, ZoneInfo("UTC")).active)
+    if weekly:
         say(
-            "   the every-5-minutes reminder stays active; next occurrence "
-            f"{every[0]['scheduledAt']} (the floor is 300 s, so the demo does not wait for it)."
+            f"   the weekday reminder stays active; next occurrence {weekly[0]['scheduledAt']} "
+            "(a worker running then delivers it, whether or not an agent process holds the "
+            "session)."
         )
-    ok = not repeated and verdict.status == 0 and len(keys) >= 2
+    ok = not repeated and verdict.status == 0 and len(keys) == 1 and remembered
     if as_json:
         print_json(
             {
@@ -267,3 +302,14 @@ def _epilogue(path: Path, out: Console, say: Say, as_json: bool, *, kept: bool) 
             }
         )
     return 0 if ok else 1
+
+
+def reminder_inputs(parsed: ParsedSession) -> set[int]:
+    """The numbers of the turn inputs that are reminders."""
+    found = set()
+    for event in parsed.events:
+        if event.type == TURN_INPUT:
+            item = json.loads(bytes(event.data))
+            if item.get("source") == "reminder":
+                found.add(item["n"])
+    return found

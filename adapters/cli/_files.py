@@ -11,6 +11,7 @@ top of the walked directory (a flat folder of session files).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -76,9 +77,9 @@ def _walk(top: Path, found: Found) -> None:
         dirs[:] = [name for name in dirs if name not in stores]
         for name in sorted(files):
             path = folder / name
-            if name in LOG_NAMES and path.is_file():
+            if name in LOG_NAMES and _is_file(path):
                 found.sources.append(Source(str(path), in_store=False, harness=True))
-            elif folder == top and name.endswith(FLAT_SUFFIXES) and path.is_file():
+            elif folder == top and name.endswith(FLAT_SUFFIXES) and _is_file(path):
                 found.sources.append(Source(str(path), in_store=False, harness=False))
 
 
@@ -86,8 +87,20 @@ def _store_files(store: Path) -> list[Source]:
     return [
         Source(str(path), in_store=True, harness=False)
         for path in sorted(store.glob("*.jsonl"))
-        if path.is_file()
+        if _is_file(path)
     ]
+
+
+def _is_file(path: Path) -> bool:
+    """A file to check: a regular one (or a link to one), or a FIFO,
+    socket or device, which its check reports without reading it."""
+    if path.is_file():
+        return True
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode) or stat.S_ISREG(mode))
 
 
 def _is_store(path: Path) -> bool:

@@ -6,7 +6,7 @@ import importlib.util
 
 import click
 
-from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._errors import CliError, echo_error
 
 _DSN_HELP = "PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _SCHEMA_HELP = "PostgreSQL schema holding tickler's tables."
@@ -55,5 +55,5 @@ def migrate(dsn: str, schema: str) -> int:
 
 
 def cannot_use(exc: Exception) -> int:
-    click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+    echo_error(str(exc))
     return CANNOT_USE_DATABASE

@@ -5,14 +5,15 @@ token."""
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import sys
 from urllib.parse import urlsplit
 
 import click
 
+from tickler.adapters._loopback import is_loopback
+from tickler.adapters._redact import redact
 from tickler.adapters._times import local_zone
-from tickler.adapters.cli._errors import CliError
+from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._options import configure_logging, log_format_option, log_level_option
 from tickler.core._zones import resolve_zone
 
@@ -26,6 +27,13 @@ def store_title(store: str | None, dsn: str | None) -> str:
     if store is not None:
         return store
     assert dsn is not None
+    try:
+        return redact(_database(dsn), [dsn])
+    except ValueError:  # a port urllib cannot read (several hosts): libpq took it
+        return "PostgreSQL"
+
+
+def _database(dsn: str) -> str:
     if dsn.startswith(("postgresql://", "postgres://")):
         parts = urlsplit(dsn)
         where = parts.hostname or "localhost"
@@ -37,18 +45,6 @@ def store_title(store: str | None, dsn: str | None) -> str:
     where = words.get("host", "localhost")
     port = f":{words['port']}" if "port" in words else ""
     return f"PostgreSQL {where}{port}/{words.get('dbname', '')}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine only (``127.0.0.1``, ``::1``,
-    ``localhost``): anything else is reachable from elsewhere, so the
-    dashboard needs a token there."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: it may resolve anywhere
-        return False
 
 
 def _unreachable(exc: Exception) -> bool:
@@ -180,9 +176,9 @@ def ui(
     except StoreError as exc:
         if not _unreachable(exc):
             raise CliError(str(exc)) from None
-        click.echo(f"tickler: error: {' '.join(str(exc).split())}", err=True)
+        echo_error(str(exc))
         return CANNOT_USE_DATABASE
-    except ImportError as exc:  # --dsn without the postgres extra
+    except (ImportError, ValueError) as exc:  # no postgres extra; a DSN that does not parse
         raise CliError(str(exc)) from None
     finally:
         sock.close()

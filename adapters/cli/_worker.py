@@ -142,7 +142,7 @@ def worker(
     early: list[int] = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda number, _frame: early.append(number))
-    dsn = _one_store(store_path, dsn)
+    dsn = _one_source(store_path, dsn)
     import asyncio
 
     from tickler.adapters._delivery import delivery_target, target_timeout
@@ -151,8 +151,6 @@ def worker(
     from tickler.shell._ports import StoreError
 
     health = _health_address(health_at)
-    if store_path is not None:
-        _check_store_path(store_path)
     timeout = target_timeout(target, deliver_timeout)
     if dsn is not None:
         _check_lease(lease_s, timeout)
@@ -160,7 +158,10 @@ def worker(
         deliver = delivery_target(target, timeout=deliver_timeout, app_dir=app_dir)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    store = _embedded(store_path) if store_path is not None else _postgres(dsn, schema, lease_s)
+    try:
+        store = _embedded(store_path) if store_path is not None else _postgres(dsn, schema, lease_s)
+    except StoreError as exc:  # a directory or file that cannot be used (permissions, I/O)
+        return cannot_use(exc)
     configure_logging(log_level, log_format)
     grace = grace_s if grace_s is not None else timeout + 5.0
     try:
@@ -186,22 +187,19 @@ def worker(
     return 0
 
 
-def _one_store(store_path: str | None, dsn: str | None) -> str | None:
-    """The DSN to use: exactly one of --store and --dsn, and --lease only
-    with --dsn."""
-    context = click.get_current_context()
-    if (
-        store_path is not None
-        and context.get_parameter_source("dsn") is ParameterSource.ENVIRONMENT
-    ):
-        dsn = None  # --store given: TICKLER_DSN is not asked for
+def _one_source(store_path: str | None, dsn: str | None) -> str | None:
+    """The DSN to use: exactly one of --store and --dsn (TICKLER_DSN is
+    not asked for beside --store), each with its own options; usage errors
+    otherwise."""
+    source = click.get_current_context().get_parameter_source
+    if store_path is not None and source("dsn") is ParameterSource.ENVIRONMENT:
+        dsn = None
     if (store_path is None) == (dsn is None):
         raise CliError("give exactly one of --store PATH and --dsn DSN")
-    if (
-        store_path is not None
-        and context.get_parameter_source("lease_s") is ParameterSource.COMMANDLINE
-    ):
-        raise CliError("--lease is for PostgreSQL (--dsn); an embedded store needs none")
+    if store_path is not None:
+        if source("lease_s") is ParameterSource.COMMANDLINE:
+            raise CliError("--lease is for PostgreSQL (--dsn); an embedded store needs none")
+        _check_store_path(store_path)
     return dsn
 
 
@@ -252,14 +250,11 @@ def _check_store_path(path: str) -> None:
 
 
 def _embedded(path: str) -> WakeStore:
-    """The JSONL store of a directory, or the SQLite store of a file."""
+    """The JSONL store of a directory, or the SQLite store of a file
+    (raises StoreError when it cannot be used)."""
     from tickler.adapters.stores import JsonlStore, SqliteStore
-    from tickler.shell._ports import StoreError
 
-    try:
-        return JsonlStore(path) if Path(path).is_dir() else SqliteStore(path)
-    except StoreError as exc:
-        raise CliError(f"cannot use the store {path}: {exc}") from None
+    return JsonlStore(path) if Path(path).is_dir() else SqliteStore(path)
 
 
 def _is_usage(exc: Exception) -> bool:

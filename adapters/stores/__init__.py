@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Final
 
-from tickler.adapters.stores._files import CorruptStore, SymlinkRefused
+from tickler.adapters.stores._files import CorruptStore, NotRegularFile, SymlinkRefused
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.adapters.stores._sqlite import SqliteStore
@@ -34,6 +34,7 @@ __all__ = [
     "CorruptStore",
     "JsonlStore",
     "MemoryStore",
+    "NotRegularFile",
     "PostgresStore",
     "SchemaMissing",
     "SessionLost",

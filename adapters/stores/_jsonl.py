@@ -542,7 +542,9 @@ class JsonlStore:
 
     def session_ids(self) -> list[str]:
         return sorted(
-            path.stem for path in self.directory.glob("*.jsonl") if is_valid_session_id(path.stem)
+            path.stem
+            for path in self.directory.glob("*.jsonl")
+            if is_valid_session_id(path.stem) and path.is_file()  # not a FIFO, say
         )
 
     async def checkpoint(self) -> None:

@@ -59,6 +59,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from tickler.adapters._extras import missing_extra
+from tickler.adapters._redact import redact
 from tickler.adapters.stores._committer import GroupCommit, close_all
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._postgres_net import (
@@ -576,7 +577,8 @@ class PostgresStore:
             except BaseException as exc:
                 await pool.close()
                 if isinstance(exc, psycopg.Error | PoolTimeout):
-                    raise StoreError(f"cannot use PostgreSQL: {exc}") from exc
+                    why = redact(str(exc), [self.dsn])
+                    raise StoreError(f"cannot use PostgreSQL: {why}") from exc
                 raise
             self._opened = True
 
@@ -631,7 +633,7 @@ class PostgresStore:
                 f"PostgreSQL did not answer within {self.round_trip_s:g} s: the connection "
                 "was cut (a stalled or half-open connection)"
             )
-        return StoreError(f"PostgreSQL: {exc}")
+        return StoreError(f"PostgreSQL: {redact(str(exc), [self.dsn])}")
 
     async def _load(
         self, grants: list[tuple[str, _Granted]], sent_at: float

@@ -30,6 +30,7 @@ import re
 from typing import Final
 
 from tickler.adapters._extras import missing_extra
+from tickler.adapters._redact import redact
 from tickler.shell._ports import StoreError
 
 try:
@@ -84,19 +85,28 @@ def with_connect_timeout(dsn: str, timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S)
     """``dsn`` with a connect timeout, unless it or ``PGCONNECT_TIMEOUT``
     sets one (psycopg would wait over two minutes for a host that never
     answers). ValueError for a DSN that does not parse."""
-    try:
-        params = conninfo_to_dict(dsn)
-    except psycopg.Error as exc:
-        raise ValueError(f"invalid PostgreSQL DSN: {' '.join(str(exc).split())}") from None
+    params = parse_dsn(dsn)
     if "connect_timeout" in params or os.environ.get("PGCONNECT_TIMEOUT"):
         return dsn
     return make_conninfo(dsn, connect_timeout=max(2, math.ceil(timeout_s)))
 
 
+def parse_dsn(dsn: str) -> dict[str, str | int | None]:
+    """libpq's parameters of ``dsn``; ValueError for a DSN that does not
+    parse, saying why without its password (libpq quotes the DSN)."""
+    try:
+        return conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        why = redact(" ".join(str(exc).split()), [dsn])
+        raise ValueError(f"invalid PostgreSQL DSN: {why}") from None
+
+
 def server_address(dsn: str) -> str:
     """``host:port`` as the DSN (or ``PGHOST``/``PGPORT``) gives them; a
-    socket folder as its socket file; several hosts comma separated."""
-    params = conninfo_to_dict(dsn)
+    socket folder as its socket file; several hosts comma separated. No
+    piece of the password is shown, even where libpq read one as a host
+    or port (a ``/`` in a URI's password); ValueError for a bad DSN."""
+    params = parse_dsn(dsn)
     hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
     ports = str(params.get("port") or os.environ.get("PGPORT") or "5432").split(",")
     ports = ports * len(hosts) if len(ports) == 1 else ports
@@ -110,17 +120,17 @@ def server_address(dsn: str) -> str:
             shown.append(f"[{host}]:{port or 5432}")
         else:
             shown.append(f"{host}:{port or 5432}")
-    return ", ".join(shown)
+    return redact(", ".join(shown), [dsn])
 
 
 def unreachable(dsn: str, exc: psycopg.Error) -> DatabaseUnreachable:
     """The one-line error for a connection that could not be made: where
-    (from the DSN) and libpq's cause, without its hints."""
+    (from the DSN) and libpq's cause, without its hints or the password."""
     lines = str(exc).strip().splitlines()
     cause = _CAUSE_PREFIX.sub("", lines[0].strip() if lines else "")
     if len(cause) > 1 and cause[0].isupper() and cause[1].islower():
         cause = cause[0].lower() + cause[1:]  # "Connection refused" -> "connection refused"
-    return DatabaseUnreachable(server_address(dsn), cause or type(exc).__name__)
+    return DatabaseUnreachable(server_address(dsn), redact(cause, [dsn]) or type(exc).__name__)
 
 
 def schema_name(name: object) -> str:
@@ -198,7 +208,7 @@ def migrate(dsn: str, schema: str = DEFAULT_SCHEMA) -> tuple[int, int]:
     except psycopg.OperationalError as exc:
         raise unreachable(dsn, exc) from exc
     except psycopg.Error as exc:
-        raise StoreError(f"migration of schema {schema} failed: {exc}") from exc
+        raise StoreError(f"migration of schema {schema} failed: {redact(str(exc), [dsn])}") from exc
     try:
         with connection as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -215,7 +225,7 @@ def migrate(dsn: str, schema: str = DEFAULT_SCHEMA) -> tuple[int, int]:
                 (SCHEMA_VERSION,),
             )
     except psycopg.Error as exc:
-        raise StoreError(f"migration of schema {schema} failed: {exc}") from exc
+        raise StoreError(f"migration of schema {schema} failed: {redact(str(exc), [dsn])}") from exc
     return before, SCHEMA_VERSION
 
 

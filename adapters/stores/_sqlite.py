@@ -36,7 +36,12 @@ import msgspec
 from tickler.adapters.stores import _sqlite_db as db
 from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._committer import GroupCommit, close_all
-from tickler.adapters.stores._files import CorruptStore, make_dir, store_error
+from tickler.adapters.stores._files import (
+    CorruptStore,
+    make_dir,
+    require_sqlite_files,
+    store_error,
+)
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
 from tickler.adapters.stores._locks import lock_free, lock_session, unlock_session
@@ -163,6 +168,7 @@ class SqliteStore:
         self.lock_wait_s = lock_wait_s
         self.holder = wakes.holder_token("live")
         self._claimer: Claims[SqliteLog] | None = None
+        require_sqlite_files(self.path, created=True)  # a FIFO would make SQLite wait
         self._locks = self.path.with_name(self.path.name + ".locks")
         self._logs: dict[str, SqliteLog] = {}
         self._closed = False

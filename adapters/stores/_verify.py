@@ -26,7 +26,9 @@ from typing import Final
 
 from tickler.adapters.stores._files import (
     CorruptStore,
+    NotRegularFile,
     SymlinkRefused,
+    kind_of,
     open_nofollow,
     read_nofollow,
 )
@@ -60,7 +62,7 @@ def is_store_dir(path: Path) -> bool:
 def verify_store_dir(path: Path) -> list[StoreProblem]:
     """Every store-level problem of the store directory ``path``, in a
     stable order (read-only; see the module docstring)."""
-    problems = _symlinks(path)
+    problems = _symlinks(path) + _not_regular(path)
     journal_dir = path / JOURNAL_DIR
     covered: dict[str, dict[int, bytes]] = {}
     if journal_dir.is_dir() and not journal_dir.is_symlink():
@@ -102,6 +104,29 @@ def _symlinks(path: Path) -> list[StoreProblem]:
     return [StoreProblem(p, 0, "a symbolic link: the store refuses to follow it") for p in found]
 
 
+def _not_regular(path: Path) -> list[StoreProblem]:
+    """The store's snapshots, length files and journals that are FIFOs,
+    sockets or devices (a session file's own verdict says so for it; a
+    temporary file is removed when its session opens)."""
+    found: list[StoreProblem] = []
+    for entry in sorted(os.scandir(path), key=lambda entry: entry.name):
+        if entry.name.endswith((".snapshot", SUFFIX)):
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                found.append(StoreProblem(Path(entry.path), 0, _refused(mode)))
+    journal_dir = path / JOURNAL_DIR
+    if journal_dir.is_dir() and not journal_dir.is_symlink():
+        for wal in sorted(journal_dir.glob("*.wal")):
+            mode = wal.lstat().st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                found.append(StoreProblem(wal, 0, _refused(mode)))
+    return found
+
+
+def _refused(mode: int) -> str:
+    return f"{kind_of(mode)}, not a regular file: the store refuses to read it"
+
+
 def _journals(journal_dir: Path, problems: list[StoreProblem]) -> dict[str, dict[int, bytes]]:
     """The event lines the journals hold, per session and seq (up to any
     damage, which is added to ``problems``), oldest journal first per
@@ -110,8 +135,8 @@ def _journals(journal_dir: Path, problems: list[StoreProblem]) -> dict[str, dict
     for path in sorted(journal_dir.glob("*.wal"), key=journal_order):
         try:
             data = read_nofollow(path)
-        except (FileNotFoundError, SymlinkRefused):
-            continue  # checkpointed meanwhile, or a link (reported as such)
+        except (FileNotFoundError, SymlinkRefused, NotRegularFile):
+            continue  # checkpointed meanwhile, or a link or FIFO (reported as such)
         scan = scan_journal(data)
         if scan.damage is not None:
             offset, reason = scan.damage
@@ -169,8 +194,8 @@ def _length(file: Path, scanned: Scanned, length: int) -> list[StoreProblem]:
     path = length_path(file)
     try:
         recorded = read_length(path)
-    except (SymlinkRefused, OSError):
-        return []  # a link is reported as such; an unreadable file tells nothing
+    except (SymlinkRefused, NotRegularFile, OSError):
+        return []  # a link or FIFO is reported as such; an unreadable file tells nothing
     if recorded is None or length >= recorded:
         return []
     return [StoreProblem(file, _line_of(file, scanned.end), cut_reason(length, recorded, path))]
@@ -184,8 +209,8 @@ def _snapshot(path: Path, length: int) -> list[StoreProblem]:
         # derived data, nothing lost.
         if through is None or through <= length or decode_snapshot(read_nofollow(path)) is None:
             return []
-    except (SymlinkRefused, FileNotFoundError):
-        return []  # a link is reported as such
+    except (SymlinkRefused, NotRegularFile, FileNotFoundError):
+        return []  # a link or FIFO is reported as such
     return [
         StoreProblem(
             path,
@@ -200,11 +225,9 @@ def _scan(file: Path) -> Scanned | None:
     """The file scanned read-only, or None (a bad line, a link, gone)."""
     try:
         fd = open_nofollow(file, os.O_RDONLY)
-    except (OSError, SymlinkRefused):
-        return None
+    except (OSError, SymlinkRefused, NotRegularFile):
+        return None  # a FIFO's own verdict says so
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         scanned = scan_file(fd, file)
     except CorruptStore:
         return None

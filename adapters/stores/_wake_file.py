@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from tickler.adapters.stores import _wakes as wakes
-from tickler.adapters.stores._files import SymlinkRefused, store_error
+from tickler.adapters.stores._files import SymlinkRefused, require_sqlite_files, store_error
 from tickler.core import SessionHeader
 from tickler.shell._ports import StoreError, is_valid_session_id
 
@@ -121,6 +121,7 @@ class WakeFile:
         for path in (self.path, *_companions(self.path)):
             if path.is_symlink():
                 raise SymlinkRefused(f"{path} is a symbolic link: refused")
+        require_sqlite_files(self.path, created=True)  # SQLite would wait on a FIFO
         existed = self.path.exists()
         try:
             conn = self._connect()

@@ -13,9 +13,11 @@ append and its flush) is not restored at all, not in part.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,45 @@ def test_a_turn_killed_before_its_flush_is_not_restored_in_part(
     reminder_turn = next(c for c in result["seen"] if "[SCHEDULE REMINDER]" in c["users"][-1])
     assert reminder_turn["users"] == [TELL, reminder_turn["users"][-1]]  # once, not twice
     assert ["reminder", "Time to stretch, Ada!"] in result["replies"]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_worker_runs_the_reminder_turn_with_the_conversation(
+    framework: str, tmp_path: Path
+) -> None:
+    """The first process is killed; nothing holds the session. ``tickler
+    worker --store``, run from the folder of the app's module and given its
+    host factory, wakes the overdue session and runs the reminder's turn
+    with the framework's host, whose model is shown the conversation."""
+    tell_and_kill(framework, tmp_path)
+    out = tmp_path.parent / f"{tmp_path.name}-turns.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TICKLER_DSN")}
+    worker = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "tickler", "worker", "--store", str(tmp_path)),
+            *("--deliver", "conversation_worker_app:host", "--poll", "0.2"),
+        ],
+        cwd=CHILD.parent,
+        env={**env, "CONVERSATION_FRAMEWORK": framework, "CONVERSATION_OUT": str(out)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a hang guard: progress ends the wait
+        while not (out.exists() and out.read_text().endswith("\n")):
+            assert worker.poll() is None, worker.communicate()[1].decode()
+            assert time.monotonic() < deadline, "the worker delivered nothing in 120 s"
+            time.sleep(0.1)
+        worker.send_signal(signal.SIGTERM)
+        _, stderr = worker.communicate(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()
+    assert worker.returncode == 0, stderr.decode()
+    [turn] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert turn["reply"] == "Time to stretch, Ada!"
+    [reminder_call] = [c for c in turn["seen"] if "[SCHEDULE REMINDER]" in c["users"][-1]]
+    assert reminder_call["users"][0] == TELL  # the earlier exchange, read back from the log
+    types = event_types(tmp_path)
+    assert types.count(MESSAGES[framework]) == 2  # the reminder turn's messages, logged too

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.types import ASGIApp
 
 import tickler
 from tickler.adapters import _dashboard_view as dashboard_view
@@ -62,9 +63,15 @@ def _model() -> ListedModel:
     )
 
 
+def _local(app: ASGIApp) -> TestClient:
+    """A client that asks for the page as a browser on this machine does
+    (without a token the page answers only a loopback ``Host``)."""
+    return TestClient(app, base_url="http://127.0.0.1:8765")
+
+
 def _page(model: ListedModel | None = None) -> str:
     app = create_app(model or _model(), now=lambda: NOW, zone=VIEWER, title="test store")
-    client = TestClient(app)
+    client = _local(app)
     response = client.get("/")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
@@ -130,7 +137,7 @@ def test_failing_and_stuck_follow_ups_are_listed_together() -> None:
 
 def test_a_viewer_in_utc_gets_each_time_once() -> None:
     model = ListedModel(listed=[reminder("s", "schedule-1", "stretch", NOW + HOUR, "after")])
-    page = TestClient(create_app(model, now=lambda: NOW, zone=UTC_ZONE)).get("/").text
+    page = _local(create_app(model, now=lambda: NOW, zone=UTC_ZONE)).get("/").text
     day = _section(page, "next-24-hours")
     assert "2031-03-07T01:00:00.000Z" in day
     assert "(UTC)" not in day
@@ -182,7 +189,7 @@ def test_sessions_the_read_model_cannot_read_are_named() -> None:
 
 
 def test_the_page_refreshes_itself_and_loads_nothing_from_outside() -> None:
-    client = TestClient(create_app(_model(), now=lambda: NOW, zone=VIEWER, refresh_seconds=7))
+    client = _local(create_app(_model(), now=lambda: NOW, zone=VIEWER, refresh_seconds=7))
     response = client.get("/")
     assert '<meta http-equiv="refresh" content="7">' in response.text
     assert "http://" not in response.text
@@ -242,6 +249,58 @@ def test_without_the_token_even_a_missing_page_is_401() -> None:
     assert client.get("/nothing-here?token=s3cret-token").status_code == 404
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "127.0.0.1:8765",
+        "127.3.4.5:80",
+        "localhost",
+        "LOCALHOST:8765",
+        "[::1]",
+        "[::1]:8765",
+    ],
+)
+def test_without_a_token_a_loopback_host_gets_the_page(host: str) -> None:
+    client = TestClient(create_app(_model(), now=lambda: NOW, zone=VIEWER))
+    response = client.get("/", headers={"host": host})
+    assert response.status_code == 200
+    assert "join the standup" in response.text
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "attacker.example",
+        "attacker.example:8765",
+        "localhost.attacker.example:8765",
+        "127.0.0.1.nip.io:8765",
+        "10.0.0.1:8765",
+        "::1",
+        "[::2]:8765",
+        "127.0.0.1:port",
+        "127.0.0.1:8765@attacker.example",
+        "",
+    ],
+)
+def test_without_a_token_any_other_host_is_421(host: str) -> None:
+    model = _model()
+    client = TestClient(create_app(model, now=lambda: NOW, zone=VIEWER))
+    for path in ("/", "/nothing-here"):
+        response = client.get(path, headers={"host": host})
+        assert response.status_code == 421
+        assert response.text.startswith("421: without a token this dashboard answers only at ")
+        assert "join the standup" not in response.text
+    assert model.calls == 0  # nothing was read
+
+
+def test_with_a_token_any_host_carrying_it_gets_the_page() -> None:
+    app = create_app(_model(), token="s3cret-token", now=lambda: NOW, zone=VIEWER)
+    client = TestClient(app, base_url="http://dashboard.example.org")
+    assert "join the standup" in client.get("/?token=s3cret-token").text
+    assert client.get("/").status_code == 401
+
+
 def test_an_empty_token_is_refused() -> None:
     with pytest.raises(ValueError, match="empty"):
         create_app(_model(), token="  ")
@@ -250,7 +309,7 @@ def test_an_empty_token_is_refused() -> None:
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
 def test_the_page_is_read_only(method: str) -> None:
     model = _model()
-    client = TestClient(create_app(model, now=lambda: NOW, zone=VIEWER))
+    client = _local(create_app(model, now=lambda: NOW, zone=VIEWER))
     response = client.request(method, "/")
     assert response.status_code == 405
     assert model.calls == 0  # nothing was read, let alone written
@@ -259,7 +318,7 @@ def test_the_page_is_read_only(method: str) -> None:
 
 def test_each_page_reads_the_clock_again() -> None:
     times = iter([NOW, NOW + 9 * HOUR])
-    client = TestClient(create_app(_model(), now=lambda: next(times), zone=VIEWER))
+    client = _local(create_app(_model(), now=lambda: next(times), zone=VIEWER))
     assert "join the standup" in _section(client.get("/").text, "next-24-hours")
     later = client.get("/").text
     assert "join the standup" not in _section(later, "next-24-hours")
@@ -305,7 +364,7 @@ def test_a_store_that_cannot_be_read_now_is_503() -> None:
         async def sessions(self) -> list[str]:
             raise StoreError("cannot reach PostgreSQL at 127.0.0.1:5432: connection refused")
 
-    response = TestClient(create_app(Down(), now=lambda: NOW, zone=VIEWER)).get("/")
+    response = _local(create_app(Down(), now=lambda: NOW, zone=VIEWER)).get("/")
     assert response.status_code == 503
     assert response.text == (
         "503: cannot read the store: cannot reach PostgreSQL at 127.0.0.1:5432: "

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tickler.adapters._loopback import is_loopback
 from tickler.adapters.cli import cli
 from tickler.adapters.cli._errors import run
-from tickler.adapters.cli._ui import is_loopback, store_title
+from tickler.adapters.cli._ui import store_title
 
 
 def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -110,3 +111,17 @@ def test_loopback_addresses(host: str, loopback: bool) -> None:
 def test_the_page_names_a_database_without_its_credentials(dsn: str, title: str) -> None:
     assert store_title(None, dsn) == title
     assert "hunter2" not in store_title(None, dsn)
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgres://ops:hun/ter2@db/prod",  # urllib reads "hun" as the port
+        "postgresql://ops:hunter2@db1:5432,db2:5433/prod",  # several hosts: no port for urllib
+        "postgresql://ops:hunter2@db:99999/prod",
+    ],
+)
+def test_a_dsn_urllib_cannot_read_is_named_without_its_password(dsn: str) -> None:
+    title = store_title(None, dsn)
+    assert title.startswith("PostgreSQL")
+    assert "hun" not in title

@@ -118,20 +118,18 @@ def test_demo_tells_the_whole_story() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     for line in (
-        "1) An agent process starts",
-        '"after_seconds": 3',
-        '"time_zone": "Europe/Berlin"',
-        '"every_seconds": 300',
+        "1) An agent process takes a chat's messages",
+        "user: My name is Ada.",
+        '"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin"',
+        '"after_seconds": 6',
         "2) kill -9 of the agent process",
-        "3) A new process opens the same session",
-        "restarted: 2 reminders active",
-        "Reminder: stretch",
-        "Reminder: join the standup",
-        "reminder turns: 2 for 2 occurrences; nothing repeated, nothing lost.",
+        "3) tickler worker --store wakes the cold session",
+        "assistant: Reminder for Ada: stretch",
+        "reminder turns: 1 for 1 occurrences; nothing repeated, nothing lost.",
+        "the reminder turn knew the conversation: it greeted Ada by name.",
     ):
         assert line in out, line
-    assert out.count("Reminder: stretch") == 1
-    assert out.count("Reminder: join the standup") == 1
+    assert out.count("Reminder for Ada: stretch") == 1
 
 
 def test_demo_json_prints_one_document_and_tells_the_story_on_stderr() -> None:
@@ -139,14 +137,14 @@ def test_demo_json_prints_one_document_and_tells_the_story_on_stderr() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     outcome = json.loads(result.stdout)  # stdout is the JSON document alone
     assert outcome["ok"] is True
-    assert outcome["reminderTurns"] == 2
-    assert len(outcome["occurrences"]) == 2
+    assert outcome["reminderTurns"] == 1
+    assert len(outcome["occurrences"]) == 1
     assert outcome["repeated"] == []
     assert outcome["check"]["status"] == "valid"
     active = outcome["session"]["active"]
-    assert [reminder["kind"] for reminder in active] == ["every"]
+    assert [reminder["kind"] for reminder in active] == ["calendar"]
     assert "2) kill -9 of the agent process" in result.stderr
-    assert result.stderr.count("Reminder: stretch") == 1
+    assert result.stderr.count("Reminder for Ada: stretch") == 1
 
 
 def test_chat_offline_delivers_a_reminder_while_chatting(tmp_path: Path) -> None:

@@ -58,3 +58,24 @@ def test_the_update_and_retry_example_prints_its_comments(tmp_path: Path) -> Non
     for line in out[:6]:  # each is what the line's comment says
         assert f"# {line}" in code
     assert out[6].startswith("write stand-up notes ['2026-12-08T13:10:00+01:00', ")
+
+
+def test_the_cron_dialect_example_prints_its_comments(tmp_path: Path) -> None:
+    text = README.read_text()
+    start = text.index("```python\n", text.index("### The cron dialect")) + len("```python\n")
+    code = text[start : text.index("```\n", start)]
+    script = tmp_path / "dialect_example.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert out == [
+        "0 9 * * mon#1 2026-01-05 2026-02-02 2026-03-02",
+        "0 9 L * *     2026-01-31 2026-02-28 2026-03-31",
+        "0 9 15W * *   2026-01-15 2026-02-16 2026-03-16",
+        "0 9 * * 5L    2026-01-30 2026-02-27 2026-03-27",
+        "0 9 1 * 1#1   2026-01-01 2026-01-05 2026-02-01",
+        'calendar cron day-of-month "L-3" counts back from the last day, which is not supported',
+    ]
+    for line in out:  # each is in the README's comments
+        assert f"# {line}" in code

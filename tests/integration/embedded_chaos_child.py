@@ -8,8 +8,9 @@
 
 Either may die on purpose between a log append and its wake index update:
 with probability ``CHAOS_CUT_P`` a store's ``release_wake`` (the index update
-at a session's close, after its log is durable) kills the process first;
-SIGUSR1 ends that (the run is over: a worker then stops cleanly on SIGTERM).
+at a session's close, after its log is durable) kills the process first,
+until the file ``CHAOS_CALM`` names exists (the run is over: a worker then
+stops cleanly on SIGTERM).
 The draws come from SEED, so a run is repeatable. The target
 (``deliver``) appends ``<session> <key> <pid>`` to ``CHAOS_OUT``, one write
 each (O_APPEND: lines from several processes never mix).
@@ -44,16 +45,16 @@ def deliver(message: FollowUp, session: str) -> None:
 
 def cut_between_append_and_index(rng: random.Random) -> None:
     """Kill this process, now and then, right before a session's index
-    update (until SIGUSR1 says the run is ending)."""
-    chance = [float(os.environ.get("CHAOS_CUT_P", "0"))]
-    signal.signal(signal.SIGUSR1, lambda *_: chance.clear())
+    update (until the file CHAOS_CALM names exists: the run is ending)."""
+    chance = float(os.environ.get("CHAOS_CUT_P", "0"))
+    calm = Path(os.environ.get("CHAOS_CALM", "/nonexistent/calm"))
     for store_type in (JsonlStore, SqliteStore):
         original = store_type.release_wake
 
         async def release_wake(
             self: Any, log: Any, *, durable: bool, _original: Any = original
         ) -> None:
-            if chance and rng.random() < chance[0]:
+            if rng.random() < chance and not os.path.exists(calm):  # noqa: ASYNC240, PTH110
                 os.kill(os.getpid(), signal.SIGKILL)
             await _original(self, log, durable=durable)
 

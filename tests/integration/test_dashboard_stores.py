@@ -90,7 +90,7 @@ async def test_the_page_over_each_store(source: tuple[str, str]) -> None:
     async with open_read_model(source[0], schema=source[1]) as model:
         app = create_app(model, now=lambda: NOW, zone=BERLIN)
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://dashboard") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             response = await client.get("/")
     assert response.status_code == 200
     page = response.text
@@ -122,7 +122,7 @@ async def _page(source: str, schema: str, now: int) -> str:
     async with open_read_model(source, schema=schema) as model:
         app = create_app(model, now=lambda: now, zone=BERLIN)
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://dashboard") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             response = await client.get("/")
     assert response.status_code == 200
     return response.text

@@ -72,6 +72,7 @@ class Chaos:
             ),
             "CHAOS_OUT": str(self.out),
             "CHAOS_CUT_P": CUT_P,
+            "CHAOS_CALM": str(self.root / "calm"),
         }
         env.pop("TICKLER_DSN", None)
         seed = str(self.rng.randrange(1 << 30))
@@ -144,11 +145,18 @@ class Chaos:
             self.stops += 1
 
     def stop_all(self) -> list[int]:
+        (self.root / "calm").touch()  # no more cuts
         running = [proc for proc in self.procs if proc.popen.poll() is None]
         for proc in running:
             proc.popen.send_signal(signal.SIGCONT)  # should the run end while one is stopped
-            proc.popen.send_signal(signal.SIGUSR1)  # no more cuts
-        time.sleep(0.5)
+        # A worker started a moment ago takes SIGTERM as its own only once it
+        # runs (it says so in its first line): before, SIGTERM just ends it.
+        ready_by = time.monotonic() + 60
+        for proc in running:
+            while proc.role == "worker" and b"concurrency" not in proc.log.read_bytes():
+                assert proc.popen.poll() is None, proc.log.read_text()
+                assert time.monotonic() < ready_by, "a worker did not start in 60 s"
+                time.sleep(0.1)
         for proc in running:
             proc.popen.send_signal(signal.SIGTERM)
         codes = [proc.popen.wait(timeout=60) for proc in self.procs if proc.role == "worker"]

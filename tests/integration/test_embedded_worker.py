@@ -293,3 +293,37 @@ async def test_a_log_changed_behind_the_index_is_looked_at(tmp_path: Path) -> No
     async with running(worker_of(kind, tmp_path, recorder)):
         await recorder.wait_for(1)
     assert recorder.keys() == [("s", "schedule-2@2026-08-05T12:00:10.000Z")]
+
+
+@each_kind
+async def test_a_failing_target_is_tried_again_with_backoff(kind: Kind, tmp_path: Path) -> None:
+    """Each failed run counts in the index row and moves the session's wake
+    later (1, 2, 4 ... s); the log records the failures; a run that
+    delivers sets the count back to 0. Nothing is lost meanwhile."""
+    seeder = store_at(kind, tmp_path)
+    await seed(seeder, {"s": [STRETCH]}, clock=VirtualClock(T0))
+    await seeder.close()
+
+    async def refuse(message: FollowUp, session: str) -> None:
+        raise RuntimeError("target down")
+
+    clock = VirtualClock(LATER)
+    failing = Worker(store_at(kind, tmp_path), Recorder().target("w", before=refuse), clock=clock)
+    async with running(failing):
+        await wait_until(lambda: index_rows(kind, tmp_path)["s"].failures >= 1, 30, "a failure")
+    row = index_rows(kind, tmp_path)["s"]
+    assert row.holder is None
+    assert row.next_due_at is not None
+    assert row.next_due_at >= LATER + 1000 * 2 ** (row.failures - 1)  # backed off
+    events = await events_of(kind, tmp_path, "s")
+    assert followups(events) == ["schedule-1@2026-08-05T12:00:10.000Z"]  # kept, not lost
+    assert delivered(events) == []
+    assert any(e.type == "tickler/followup-failed" for e in events)
+    recorder = Recorder()
+    later = Worker(
+        store_at(kind, tmp_path), recorder.target("w"), clock=VirtualClock(LATER + 600_000)
+    )
+    async with running(later):
+        await recorder.wait_for(1)
+        await wait_until(lambda: index_rows(kind, tmp_path)["s"].failures == 0, 30, "a reset")
+    assert recorder.keys() == [("s", "schedule-1@2026-08-05T12:00:10.000Z")]

@@ -148,3 +148,23 @@ def test_store_usage_errors_are_one_line_exit_2(
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("tickler: error: ")
     assert says in lines[0]
+
+
+def test_a_store_that_cannot_be_used_is_one_line_exit_1(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / ".journal").write_text("a file where the store keeps its journal folder")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "tickler", "worker", "--store", str(store)),
+            *("--deliver", "json:dumps"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("tickler: error: ")
+    assert ".journal" in line

@@ -4,8 +4,9 @@ The oracle shares no code with the engine: it finds each zone's offset
 changes by sampling ``zoneinfo`` (on the pinned tzdata) and bisecting, walks
 every UTC minute in a window around a change, reads each minute's local wall
 time with ``datetime.fromtimestamp``, matches wall minutes against value sets
-that the cron strategy built alongside the cron text, and applies the DST
-policy from its definition:
+that the cron strategy built alongside the cron text (and, for ``L``, ``W``
+and ``#``, against their definitions read off the dates of the month), and
+applies the DST policy from its definition:
 
 * a matched wall minute read at one instant fires there;
 * read at several instants: ``first`` fires at the earliest, ``both`` at each;
@@ -28,6 +29,7 @@ from datetime import UTC, date, datetime, timedelta
 from functools import cache
 from typing import Final
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -147,10 +149,16 @@ def test_every_zone_has_changes_to_test() -> None:
 # --- cron rules, with the value sets each field means --------------------------
 
 
+Special = tuple[str, int, int]
+"""A day field's item that depends on the month: ``("L", 0, 0)``, ``("LW", 0,
+0)``, ``("W", n, 0)``, ``("wL", w, 0)`` or ``("#", w, k)`` (w 0-7 as written)."""
+
+
 @dataclass(frozen=True)
 class Field:
     text: str
     values: frozenset[int]
+    specials: frozenset[Special] = frozenset()
 
 
 MONTHS: Final = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -189,6 +197,49 @@ def cron_field(draw: st.DrawFn, low: int, high: int, names: tuple[str, ...] | No
     return Field(",".join(texts), frozenset(values))
 
 
+@cache
+def month_of(year: int, month: int) -> tuple[date, ...]:
+    """Every date of a month."""
+    first = date(year, month, 1)
+    return tuple(
+        first + timedelta(days=n) for n in range(31) if (first + timedelta(days=n)).month == month
+    )
+
+
+def is_workday(day: date) -> bool:
+    return day.isoweekday() <= 5
+
+
+def same_weekday(day: date, weekday: int) -> bool:
+    """``weekday`` as written: 0 and 7 are Sunday."""
+    return day.isoweekday() % 7 == weekday % 7
+
+
+@cache
+def special_day(special: Special, year: int, month: int) -> date | None:
+    """The one date of a month a special item matches, from its definition
+    over the dates of the month; None when the month has none."""
+    kind, value, nth = special
+    dates = month_of(year, month)
+    if kind == "L":  # the last day
+        return dates[-1]
+    if kind == "LW":  # the last Monday-to-Friday
+        return max(d for d in dates if is_workday(d))
+    if kind == "W":  # the Monday-to-Friday of the month nearest the nth; none without an nth
+        if value > len(dates):
+            return None
+        return min((d for d in dates if is_workday(d)), key=lambda d: abs(d.day - value))
+    same = [d for d in dates if same_weekday(d, value)]
+    if kind == "wL":  # the last of that weekday
+        return same[-1]
+    assert kind == "#"  # the nth of that weekday
+    return same[nth - 1] if len(same) >= nth else None
+
+
+def special_matches(special: Special, day: date) -> bool:
+    return special_day(special, day.year, day.month) == day
+
+
 @dataclass(frozen=True)
 class Cron:
     text: str
@@ -198,6 +249,8 @@ class Cron:
     months: frozenset[int]
     weekdays: frozenset[int]  # 0-7 as written; 7 is Sunday too
     either_day: bool  # both day fields restricted: Vixie's OR
+    day_specials: frozenset[Special] = frozenset()
+    weekday_specials: frozenset[Special] = frozenset()
 
     def matches(self, wall_minute: int) -> bool:
         wall = NAIVE_EPOCH + timedelta(minutes=wall_minute)
@@ -206,12 +259,18 @@ class Cron:
         return self.matches_day(wall.date())
 
     def matches_day(self, day: date) -> bool:
-        if day.month not in self.months:
-            return False
-        weekday = day.isoweekday() % 7
-        by_weekday = weekday in self.weekdays or (weekday == 0 and 7 in self.weekdays)
-        by_day = day.day in self.days
-        return by_day or by_weekday if self.either_day else by_day and by_weekday
+        return _matches_day(self, day)
+
+
+@cache
+def _matches_day(cron: Cron, day: date) -> bool:
+    if day.month not in cron.months:
+        return False
+    by_weekday = any(same_weekday(day, w) for w in cron.weekdays) or any(
+        special_matches(s, day) for s in cron.weekday_specials
+    )
+    by_day = day.day in cron.days or any(special_matches(s, day) for s in cron.day_specials)
+    return by_day or by_weekday if cron.either_day else by_day and by_weekday
 
 
 ALL_DAYS: Final = frozenset(range(1, 32))
@@ -220,7 +279,64 @@ MACROS: Final = {
                     frozenset(range(1, 13)), frozenset(range(8)), either_day=False),
     "@daily": Cron("@daily", frozenset({0}), frozenset({0}), ALL_DAYS,
                    frozenset(range(1, 13)), frozenset(range(8)), either_day=False),
+    "@midnight": Cron("@Midnight", frozenset({0}), frozenset({0}), ALL_DAYS,
+                      frozenset(range(1, 13)), frozenset(range(8)), either_day=False),
+    "@annually": Cron("@annually", frozenset({0}), frozenset({0}), frozenset({1}),
+                      frozenset({1}), frozenset(range(8)), either_day=False),
 }  # fmt: skip
+DAY_SPECIALS: Final = (
+    ("L", 0, 0), ("LW", 0, 0), *(("W", n, 0) for n in range(1, 32))
+)  # fmt: skip
+WEEKDAY_SPECIALS: Final = (
+    *(("wL", w, 0) for w in range(8)), *(("#", w, k) for w in range(8) for k in range(1, 6))
+)  # fmt: skip
+
+
+SPECIAL_SPELLINGS: Final = {
+    **{s: s[0] for s in DAY_SPECIALS if s[0] in ("L", "LW")},
+    **{s: f"{s[1]}W" for s in DAY_SPECIALS if s[0] == "W"},
+    **{s: f"{s[1]}L" for s in WEEKDAY_SPECIALS if s[0] == "wL"},
+    **{s: f"{s[1]}#{s[2]}" for s in WEEKDAY_SPECIALS if s[0] == "#"},
+}
+
+
+@st.composite
+def special_text(draw: st.DrawFn, special: Special) -> str:
+    """One of the spellings of a special item."""
+    kind, value, nth = special
+    if kind in ("L", "LW"):
+        return draw(st.sampled_from((kind, kind.lower())))
+    if kind == "W":
+        return draw(st.sampled_from((f"{value}W", f"W{value}", f"{value}w", f"0{value}W")))
+    weekday = _name(value, 0, WEEKDAYS, draw(st.integers(0, 2)))
+    if kind == "wL":
+        return draw(st.sampled_from((f"{weekday}L", f"L{weekday}", f"{weekday}l")))
+    return f"{weekday}#{nth}"
+
+
+@st.composite
+def _with_specials(
+    draw: st.DrawFn,
+    field: st.SearchStrategy[Field],
+    choices: tuple[Special, ...],
+    day: date | None,
+) -> Field:
+    """A field with special items added, often one that matches ``day``:
+    alone, or listed with the field's own items."""
+    drawn = draw(field)
+    matching = [s for s in choices if day is not None and special_matches(s, day)]
+    specials = draw(st.lists(st.sampled_from(choices), min_size=0, max_size=2))
+    if matching and draw(st.integers(0, 3)) > 0:
+        specials.append(draw(st.sampled_from(matching)))
+    if not specials:
+        specials.append(draw(st.sampled_from(choices)))
+    texts = [draw(special_text(s)) for s in specials]
+    if drawn.text.startswith("*") or draw(st.booleans()):  # the specials alone
+        return Field(",".join(texts), frozenset(), frozenset(specials))
+    items = [*drawn.text.split(","), *texts]
+    order = draw(st.permutations(range(len(items))))
+    text = ",".join(items[i] for i in order)
+    return Field(text, drawn.values, frozenset(specials))
 
 
 @st.composite
@@ -234,19 +350,23 @@ def _with(draw: st.DrawFn, field: st.SearchStrategy[Field], value: int | None) -
 
 @st.composite
 def crons(
-    draw: st.DrawFn, near: tuple[int, ...] = (0, 1, 2, 3, 4), day: date | None = None
+    draw: st.DrawFn,
+    near: tuple[int, ...] = (0, 1, 2, 3, 4),
+    day: date | None = None,
+    special: bool = False,
 ) -> Cron:
     """Cron rules that often match ``near`` hours on ``day`` (the wall hours
-    a change skips or repeats), where the policies matter."""
-    if draw(st.integers(0, 39)) == 0:
+    a change skips or repeats), where the policies matter; with ``special``,
+    always with an ``L``, ``W`` or ``#`` item in a day field."""
+    if not special and draw(st.integers(0, 39)) == 0:
         return MACROS[draw(st.sampled_from(sorted(MACROS)))]
     minute = draw(cron_field(0, 59))
     near_hours = st.sets(st.sampled_from(near), min_size=1, max_size=2).map(_hour_list)
     hour = draw(st.one_of(near_hours, near_hours, near_hours, _with(cron_field(0, 23), near[0])))
     star_days = st.just(Field("*", ALL_DAYS))
-    day_field = draw(
-        st.one_of(star_days, star_days, _with(cron_field(1, 31), None if day is None else day.day))
-    )
+    plain_days = _with(cron_field(1, 31), None if day is None else day.day)
+    special_days = _with_specials(st.one_of(star_days, plain_days), DAY_SPECIALS, day)
+    day_field = draw(st.one_of(star_days, star_days, plain_days, special_days))
     star_months = st.just(Field("*", frozenset(range(1, 13))))
     month = draw(
         st.one_of(
@@ -257,9 +377,16 @@ def crons(
     )
     star_weekdays = st.just(Field("*", frozenset(range(8))))
     weekday_of_day = None if day is None else day.isoweekday() % 7
-    weekday = draw(
-        st.one_of(star_weekdays, star_weekdays, _with(cron_field(0, 7, WEEKDAYS), weekday_of_day))
+    plain_weekdays = _with(cron_field(0, 7, WEEKDAYS), weekday_of_day)
+    special_weekdays = _with_specials(
+        st.one_of(star_weekdays, plain_weekdays), WEEKDAY_SPECIALS, day
     )
+    weekday = draw(st.one_of(star_weekdays, star_weekdays, plain_weekdays, special_weekdays))
+    if special and not day_field.specials and not weekday.specials:
+        if draw(st.booleans()):
+            day_field = draw(_with_specials(st.just(day_field), DAY_SPECIALS, day))
+        else:
+            weekday = draw(_with_specials(st.just(weekday), WEEKDAY_SPECIALS, day))
     spaces = draw(st.sampled_from((" ", "  ", "\t")))
     fields = (minute, hour, day_field, month, weekday)
     either = not day_field.text.startswith("*") and not weekday.text.startswith("*")
@@ -271,6 +398,8 @@ def crons(
         month.values,
         weekday.values,
         either,
+        day_field.specials,
+        weekday.specials,
     )
 
 
@@ -280,10 +409,10 @@ def _hour_list(hours: set[int]) -> Field:
 
 
 def could_ever_match(cron: Cron) -> bool:
-    if cron.either_day or not cron.days:
-        return True
-    longest = {2: 29, 4: 30, 6: 30, 9: 30, 11: 30}
-    return any(day <= longest.get(month, 31) for month in cron.months for day in cron.days)
+    """Whether any day of 2000-2027 matches: those years hold every kind of
+    month (each month of a leap or common year, starting on each weekday)."""
+    first = date(2000, 1, 1)
+    return any(cron.matches_day(first + timedelta(days=n)) for n in range(366 * 28 - 7))
 
 
 # --- the oracle ----------------------------------------------------------------
@@ -335,9 +464,10 @@ class Case:
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> Case:
+def cases(draw: st.DrawFn, special: bool = False) -> Case:
     """A window around a real change, and a rule that often matches the
-    wall hours on either side of it."""
+    wall hours on either side of it (with ``special``, a rule with ``L``,
+    ``W`` or ``#``)."""
     zone_key = draw(st.sampled_from(ZONES))
     change = draw(st.sampled_from(changes(zone_key)))
     before, after = _wall_minute(zone_key, change - MINUTE) + 1, _wall_minute(zone_key, change)
@@ -347,7 +477,7 @@ def cases(draw: st.DrawFn) -> Case:
     low = change - draw(st.integers(0, 16 * HOUR))
     high = change + draw(st.integers(0, 16 * HOUR))
     gap, overlap = draw(POLICIES)
-    return Case(draw(crons(near, day)), zone_key, low, high, gap, overlap)
+    return Case(draw(crons(near, day, special)), zone_key, low, high, gap, overlap)
 
 
 def _rule(cron: Cron, zone_key: str, gap: str, overlap: str) -> CalendarRule:
@@ -362,9 +492,8 @@ def _rule(cron: Cron, zone_key: str, gap: str, overlap: str) -> CalendarRule:
     return rule
 
 
-@MORE
-@given(case=cases())
-def test_the_engine_finds_exactly_the_enumerated_occurrences(case: Case) -> None:
+def check_against_the_enumeration(case: Case) -> None:
+    """Next occurrences, the count and the latest occurrence of a window."""
     rule = _rule(case.cron, case.zone_key, case.gap, case.overlap)
     low, high = case.low, case.high
     expected = enumerate_occurrences(
@@ -383,8 +512,32 @@ def test_the_engine_finds_exactly_the_enumerated_occurrences(case: Case) -> None
 
 
 @MORE
+@given(case=cases())
+def test_the_engine_finds_exactly_the_enumerated_occurrences(case: Case) -> None:
+    check_against_the_enumeration(case)
+
+
+@MORE
+@given(case=cases(special=True))
+def test_l_w_and_hash_find_exactly_the_enumerated_occurrences(case: Case) -> None:
+    """The month-dependent forms, near real changes: clocks change on the
+    last Sunday (``0L``), the second Sunday (``0#2``), ..."""
+    check_against_the_enumeration(case)
+
+
+@MORE
 @given(case=cases(), cut=st.integers(0, 32 * HOUR))
 def test_counts_and_catch_up_match_the_enumeration(case: Case, cut: int) -> None:
+    check_counts_and_catch_up(case, cut)
+
+
+@given(case=cases(special=True), cut=st.integers(0, 32 * HOUR))
+def test_counts_and_catch_up_of_l_w_and_hash_match_the_enumeration(case: Case, cut: int) -> None:
+    check_counts_and_catch_up(case, cut)
+
+
+def check_counts_and_catch_up(case: Case, cut: int) -> None:
+    """A window's count split anywhere, and the latest-only catch-up over it."""
     rule = _rule(case.cron, case.zone_key, case.gap, case.overlap)
     low, high = case.low, case.high
     expected = enumerate_occurrences(
@@ -473,3 +626,54 @@ def test_in_utc_the_nearest_matched_minutes_however_far(cron: Cron, instant: int
     assert next_occurrence(rule, instant) == _utc_next(cron, instant)
     latest = latest_occurrence_at_or_before(rule, instant, instant - 500 * 365 * DAY)
     assert latest == _utc_latest(cron, instant)
+
+
+def matched_days(rule: CalendarRule, first: int, last: int) -> list[int]:
+    """The days (numbers since 1970-01-01) in ``[first, last)`` on which a
+    UTC rule fires: one search per matched day."""
+    days: list[int] = []
+    cursor = next_occurrence(rule, first * DAY - 1)
+    while cursor is not None and cursor < last * DAY:
+        days.append(cursor // DAY)
+        cursor = next_occurrence(rule, (cursor // DAY + 1) * DAY - 1)
+    return days
+
+
+@MORE
+@given(cron=crons(special=True), instant=st.integers(YEAR_1900, YEAR_2200))
+def test_in_utc_l_w_and_hash_are_found_however_far(cron: Cron, instant: int) -> None:
+    """Months of every length starting on every weekday, leap Februaries
+    included: the month-dependent forms checked day by day over two years."""
+    rule = _rule(cron, "UTC", "shift", "first")
+    assert next_occurrence(rule, instant) == _utc_next(cron, instant)
+    latest = latest_occurrence_at_or_before(rule, instant, instant - 500 * 365 * DAY)
+    assert latest == _utc_latest(cron, instant)
+    first, last = instant // DAY + 1, instant // DAY + 731
+    days = matched_days(rule, first, last)
+    assert days == [
+        day for day in range(first, last) if cron.matches_day(EPOCH.date() + timedelta(days=day))
+    ]
+    per_day = len(cron.minutes) * len(cron.hours)
+    assert count_occurrences(rule, first * DAY - 1, last * DAY - 1) == per_day * len(days)
+
+
+@pytest.mark.parametrize(
+    ("field", "special"),
+    [*(("day", s) for s in DAY_SPECIALS), *(("weekday", s) for s in WEEKDAY_SPECIALS)],
+)
+def test_each_month_form_alone_on_every_kind_of_month(field: str, special: Special) -> None:
+    """2000-2027 hold every kind of month (each length, starting on each
+    weekday): each form alone matches the days its definition picks."""
+    text = SPECIAL_SPELLINGS[special]
+    cron = f"0 0 {text} * *" if field == "day" else f"0 0 * * {text}"
+    rule = parse_calendar({"cron": cron, "time_zone": "UTC"})
+    assert isinstance(rule, CalendarRule)
+    expected = [
+        day
+        for year in range(2000, 2028)
+        for month in range(1, 13)
+        if (day := special_day(special, year, month)) is not None
+    ]
+    first, last = (date(year, 1, 1) - EPOCH.date() for year in (2000, 2028))
+    found = [EPOCH.date() + timedelta(days=d) for d in matched_days(rule, first.days, last.days)]
+    assert found == expected

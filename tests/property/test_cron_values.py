@@ -4,7 +4,7 @@ through a session's tools, never an exception and never ``internal_error``.
 
 Python's ``int()`` refuses a string of more than 4,300 digits; the values
 drawn here run to 10,000 digits, in every form a field takes (a number, a
-range, a step, a list) and as arbitrary text.
+range, a step, a list, ``nW``, ``wL``, ``w#k``) and as arbitrary text.
 """
 
 from __future__ import annotations
@@ -42,6 +42,14 @@ values = st.one_of(
     st.tuples(numbers, numbers).map("-".join),
     st.tuples(numbers, numbers, numbers).map(lambda t: f"{t[0]}-{t[1]}/{t[2]}"),
     st.lists(numbers, min_size=2, max_size=3).map(",".join),
+    # L, W and # (day fields) in every field, with numbers of any size
+    st.sampled_from(["L", "LW", "lw", "W", "L-", "#", "L#1"]),
+    numbers.map(lambda n: f"{n}W"),
+    numbers.map(lambda n: f"W{n}"),
+    numbers.map(lambda n: f"L-{n}"),
+    numbers.map(lambda n: f"{n}L"),
+    numbers.map(lambda n: f"L{n}"),
+    st.tuples(numbers, numbers).map("#".join),
     st.text(max_size=40).filter(lambda t: " " not in t and "\t" not in t),
 )
 

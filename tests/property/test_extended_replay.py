@@ -32,7 +32,13 @@ from tickler.core._snapshot import decode_state, encode_state
 T0: Final = parse_instant("2026-03-20T12:00:00.000Z")  # a week before Europe's spring change
 MINUTE: Final = 60_000
 
-_CRONS = st.sampled_from(["0 9 * * 1-5", "30 2 * * *", "*/20 * * * *", "@daily", "0 1 * * 0"])
+_CRONS = st.sampled_from(
+    [
+        *("0 9 * * 1-5", "30 2 * * *", "*/20 * * * *", "@daily", "0 1 * * 0"),
+        # the month-dependent forms, logged as sent (Europe changes on 29 March 2026)
+        *("30 2 * * 0L", "30 2 L,15W * sun#5", "0 9 LW * *", "@midnight", "0 2 * 3,4 Lsun"),
+    ]
+)
 _ZONES = st.sampled_from(["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "UTC"])
 _IDS = st.sampled_from([f"schedule-{n}" for n in range(1, 6)])
 _REQUESTS = st.none() | st.sampled_from(["r1", "r2"])

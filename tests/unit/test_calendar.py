@@ -364,13 +364,16 @@ def invalid(value: object) -> ScheduleError:
 
 MINUTE_USE: Final = "*, a number 0-59, a range like 0-30, a list like 0,30 or a step like */15"
 HOUR_USE: Final = "*, a number 0-23, a range like 8-18, a list like 9,17 or a step like 8-18/2"
-DAY_USE: Final = "*, a number 1-31, a range like 1-15, a list like 1,15 or a step like */2"
+DAY_USE: Final = (
+    "*, a number 1-31, a range like 1-15, a list like 1,15, a step like */2, "
+    "L (the last day), LW (the last weekday) or 15W (the weekday nearest the 15th)"
+)
 MONTH_USE: Final = (
     "*, a number 1-12 or a name jan-dec, a range like jan-mar, a list like 1,7 or a step like */3"
 )
 WEEKDAY_USE: Final = (
     "*, a number 0-7 (0 and 7 are Sunday) or a name sun-sat, a range like mon-fri, "
-    "a list like sat,sun or a step like */2"
+    "a list like sat,sun, a step like */2, 5L (the last Friday) or 1#1 (the first Monday)"
 )
 
 
@@ -381,7 +384,7 @@ WEEKDAY_USE: Final = (
         ("0 9 * * * *", CronMsg.shape("0 9 * * * *")),
         (" 0 9 * * *", CronMsg.shape(" 0 9 * * *")),
         ("", CronMsg.shape("")),
-        ("@every", CronMsg.shape("@every")),
+        ("@every", CronMsg.macro("@every")),
         ("61 * * * *", f'calendar cron minute "61" is out of range: use {MINUTE_USE}.'),
         ("60 9 * * *", f'calendar cron minute "60" is out of range: use {MINUTE_USE}.'),
         ("0,30,75 9 * * *", f'calendar cron minute "75" is out of range: use {MINUTE_USE}.'),
@@ -402,7 +405,7 @@ WEEKDAY_USE: Final = (
         ("0 5-3 * * *", f'calendar cron hour "5-3" is a range from high to low: use {HOUR_USE}.'),
         ("0 9 0 * *", f'calendar cron day-of-month "0" is out of range: use {DAY_USE}.'),
         ("0 9 32 * *", f'calendar cron day-of-month "32" is out of range: use {DAY_USE}.'),
-        ("0 9 L * *", f'calendar cron day-of-month "L" is not a number: use {DAY_USE}.'),
+        ("0 9 LL * *", f'calendar cron day-of-month "LL" is not a number: use {DAY_USE}.'),
         ("0 9 1,,15 * *", f'calendar cron day-of-month "" is not valid: use {DAY_USE}.'),
         ("0 9 * 13 *", f'calendar cron month "13" is out of range: use {MONTH_USE}.'),
         ("0 9 * foo *", f'calendar cron month "foo" is not a number or a name: use {MONTH_USE}.'),
