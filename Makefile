@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' -o -name '*.html' 2>/dev/nu
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders clean
+.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -94,6 +94,11 @@ bench-cold: install
 # PostgreSQL workers against procrastinate, on the local server (127.0.0.1:5432).
 bench-postgres: install
 	$(BIN)/python -m bench.postgres
+
+# A fleet waking to 100,000 due reminders, drained at --max-rate (about 10
+# minutes; not part of `make bench`). `python -m bench.pacing --quick` is shorter.
+bench-pacing: install
+	$(BIN)/python -m bench.pacing
 
 # The MCP server's memory for one large prompt, beside the SDK's own transport.
 bench-mcp: install

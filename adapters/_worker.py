@@ -22,6 +22,13 @@ embedded stores, with their wake index: see
    poll interval (the fallback when notifications are lost), whichever
    comes first.
 
+Sessions are claimed earliest wake first (the wake index's order), so after
+an outage the oldest due reminders go first; within a session, a missed
+fixed-rate reminder is delivered once, its latest occurrence. With
+``max_rate`` a worker hands over at most that many follow-ups a second
+(:mod:`tickler.adapters._pacing`). :meth:`Worker.readiness` says whether the
+worker is serving (``tickler worker --health``: :mod:`tickler.adapters._health`).
+
 A target that fails is tried again with backoff (1, 2, 4 ... 60 s, kept in
 the wake index), never lost. A session that cannot be read (a bad stored
 row, a corrupt log) is reported in one log line naming it, taken out of the
@@ -43,16 +50,20 @@ import logging
 import os
 import signal
 import socket
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
+from tickler.adapters._health import HealthServer, Readiness, readiness_of
+from tickler.adapters._pacing import Pace
 from tickler.adapters.stores._wake_claims import SET_ASIDE
 from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
 from tickler.shell._ports import SessionLog, StoreError, WakeIndex
+from tickler.shell._records import DELIVERED
 from tickler.shell._runtime import LEASE_MARGIN_S
 from tickler.shell._session import Session, open_log_session
 from tickler.shell._timers import TimerHeap
@@ -65,6 +76,15 @@ DEFAULT_POLL_S: Final = 1.0
 SNAPSHOT_EVERY: Final = 64  # events after the last snapshot before a new one
 RETRY_MOST_MS: Final = 60_000
 PROGRESS_EVERY: Final = 10_000  # sessions run between two progress lines
+READY_FLOOR_S: Final = 10.0
+
+
+def readiness_bound(poll_s: float) -> float:
+    """How old the last successful store round trip may be while a worker
+    polling every ``poll_s`` is ready: three polls, at least 10 s (a busy
+    worker makes one at least every poll; one slow query is no outage)."""
+    return max(3 * poll_s, READY_FLOOR_S)
+
 
 HostFactory = Callable[[Session], AgentHost]
 """Builds a claimed session's delivery target (see
@@ -155,11 +175,16 @@ class Worker:
         clock: Clock | None = None,
         grace_s: float | None = None,
         profile: Profile = DEFAULT_PROFILE,
+        max_rate: float | None = None,
+        ready_bound_s: float | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if not poll_s > 0:
             raise ValueError("the poll interval must be positive")
+        if ready_bound_s is not None and not ready_bound_s > 0:
+            raise ValueError("the readiness bound must be positive")
         self.store = store
         self.stats = WorkerStats()
         self._deliver = deliver
@@ -173,15 +198,47 @@ class Worker:
         self._look = asyncio.Event()  # look for due sessions now
         self._backlog = False  # the last claim was full: more is probably due
         self._refill = max(1, concurrency // 2)
+        self._pace = Pace(max_rate, self._clock.now_ms()) if max_rate is not None else None
+        self.ready_bound_s = ready_bound_s if ready_bound_s is not None else readiness_bound(poll_s)
+        self._monotonic = monotonic
+        self._stop: asyncio.Event | None = None  # set while running
+        self._started = False  # the store answered prepare_worker
+        self._last_ok = 0.0  # monotonic time of the last successful store round trip
+
+    def readiness(self) -> Readiness:
+        """Ready: started, not stopping, and the last successful store round
+        trip (a claim, a look at the wake index) at most ``ready_bound_s``
+        old. A worker that cannot reach its store, or whose store calls hang
+        (a half-open connection until it is cut), is not ready."""
+        return readiness_of(
+            started=self._stop is not None and self._started,
+            stopping=self._stop is not None and self._stop.is_set(),
+            since_ok_s=self._monotonic() - self._last_ok,
+            bound_s=self.ready_bound_s,
+        )
+
+    @property
+    def pace(self) -> Pace | None:
+        """The delivery rate limit, if any (``max_rate``)."""
+        return self._pace
+
+    def _store_ok(self) -> None:
+        self._last_ok = self._monotonic()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until ``stop`` is set; then finish (see ``grace_s``).
         Raises :class:`~tickler.shell._ports.StoreError` at once when the
         store cannot be used at the start (no schema, no database)."""
+        self._stop = stop
         # Fail now, not once per poll, when the schema is missing or the
         # database cannot be reached at all.
         await self.store.prepare_worker(self._progress)
-        logger.info("worker %s: %s, concurrency %d", _WHO, self.store.where, self._concurrency)
+        self._store_ok()
+        self._started = True
+        rate = "" if self._pace is None else f", at most {self._pace.rate:g} hand-overs/s"
+        logger.info(
+            "worker %s: %s, concurrency %d%s", _WHO, self.store.where, self._concurrency, rate
+        )
         listener = asyncio.get_running_loop().create_task(self._listen())
         stopping = asyncio.get_running_loop().create_task(stop.wait())
         try:
@@ -206,10 +263,21 @@ class Worker:
         if free <= 0 or (self._backlog and free < self._refill):
             # A backlog is claimed in batches, not one query per finished
             # session: a finishing session wakes us when enough are free.
+            await self._heartbeat()
             return self._poll_s
         now = self._clock.now_ms()
+        limit = free
+        if self._pace is not None:
+            want = self._pace.want(free)
+            if self._pace.available(now) < want:  # no token: nothing is claimed
+                await self._heartbeat()
+                return min(self._poll_s, self._pace.wait_s(want, now))
+            limit = min(free, self._pace.available(now))
         try:
-            logs = await self.store.claim_due(free, now)
+            logs = await self.store.claim_due(limit, now)
+            self._store_ok()
+            if self._pace is not None:
+                self._pace.take(len(logs), now)
             for log in logs:
                 task = asyncio.get_running_loop().create_task(self._run_session(log))
                 self._active.add(task)
@@ -217,13 +285,31 @@ class Worker:
             self._backlog = len(logs) == free
             if self._backlog:
                 return self._poll_s  # full: a finishing session wakes us
+            if len(logs) == limit and self._pace is not None:
+                # The rate, not the slots, bounded the claim: more is due.
+                left = free - len(logs)
+                return min(self._poll_s, self._pace.wait_s(self._pace.want(left), now))
             due = await self.store.next_due()
+            self._store_ok()
         except StoreError as exc:
             logger.warning("worker: %s; trying again in %g s", exc, self._poll_s)
             return self._poll_s
         if due is None:
             return self._poll_s
         return min(self._poll_s, max(0.0, (due - self._clock.now_ms()) / 1000))
+
+    async def _heartbeat(self) -> None:
+        """While nothing is claimed (every slot busy, or no token): one look
+        at the wake index per poll, so readiness still means "the store
+        answers"."""
+        if self._monotonic() - self._last_ok < self._poll_s:
+            return
+        try:
+            await self.store.next_due()
+        except StoreError as exc:
+            logger.debug("worker: %s", exc)
+            return
+        self._store_ok()
 
     def _session_done(self, task: asyncio.Task[None]) -> None:
         self._active.discard(task)
@@ -247,6 +333,7 @@ class Worker:
         if not self.stats.sessions % PROGRESS_EVERY:  # a backlog (a rebuilt index) shows progress
             logger.info("worker: %d session(s) run so far", self.stats.sessions)
         ran = False
+        start = log.length
         try:
             async with open_log_session(
                 log,
@@ -257,8 +344,10 @@ class Worker:
                 on_start_error=lambda exc: self._not_started(log, exc),
                 profile=self._profile,
             ) as session:
-                self._settled(log, session, await session.settle())
+                settled = await session.settle()
+                self._settled(log, session, settled)
                 ran = True
+                self._charge(log, start, settled)
         except StoreError as exc:
             if ran:
                 # Closing failed (the session's warning says why): its lease
@@ -277,6 +366,16 @@ class Worker:
             log.set_next_wake(None)
         else:
             log.defer(self._clock.now_ms() + RETRY_MOST_MS)
+
+    def _charge(self, log: ClaimedLog, start: int, settled: bool) -> None:
+        """Under a rate limit: the claim paid for one hand-over; charge the
+        others this session made (marks, and a failed last attempt)."""
+        if self._pace is None:
+            return
+        marks = 0
+        with contextlib.suppress(StoreError):  # events read back: memory, or a page
+            marks = sum(1 for item in log.events(start) if item.type == DELIVERED)
+        self._pace.charge(marks + (0 if settled else 1) - 1, self._clock.now_ms())
 
     def _settled(self, log: ClaimedLog, session: Session, settled: bool) -> None:
         if settled:
@@ -315,15 +414,26 @@ async def run_worker(
     grace_s: float | None = None,
     signalled_early: Callable[[], bool] | None = None,
     profile: Profile = DEFAULT_PROFILE,
+    max_rate: float | None = None,
+    health: tuple[str, int] | None = None,
 ) -> WorkerStats:
     """Run a worker until SIGTERM or SIGINT (a second one cuts the grace
     period short); closes ``store`` at the end. ``signalled_early`` tells
     whether such a signal came while the process was starting (the CLI
-    catches them from its first moment), so it stops at once."""
+    catches them from its first moment), so it stops at once. ``health``
+    (host, port) serves ``/livez`` and ``/readyz`` from the start (raises
+    :class:`~tickler.adapters._health.HealthUnavailable` when it cannot
+    listen there)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     worker = Worker(
-        store, deliver, concurrency=concurrency, poll_s=poll_s, grace_s=grace_s, profile=profile
+        store,
+        deliver,
+        concurrency=concurrency,
+        poll_s=poll_s,
+        grace_s=grace_s,
+        profile=profile,
+        max_rate=max_rate,
     )
     main = asyncio.current_task()
 
@@ -336,16 +446,22 @@ async def run_worker(
         logger.info("worker: stopping (deliveries in flight finish first)")
         stop.set()
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal)
-    if signalled_early is not None and signalled_early():
-        stop.set()
+    server = HealthServer(worker.readiness)
     try:
+        if health is not None:
+            host, port = await server.start(*health)
+            shown = f"[{host}]" if ":" in host else host
+            logger.info("worker: health on http://%s:%d/livez and /readyz", shown, port)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, on_signal)
+        if signalled_early is not None and signalled_early():
+            stop.set()
         await worker.run(stop)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signum)
+        await server.close()
         await store.close()
     logger.info(
         "worker %s stopped: %d session(s) run, %d deferred",

@@ -95,6 +95,20 @@ reached, the directory cannot be read)."""
     metavar="SECONDS",
     help="On SIGTERM, wait this long for deliveries in flight (default: their deadline).",
 )
+@click.option(
+    "--max-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="N",
+    help="Hand over at most N follow-ups a second from this process (a fleet: N x workers).",
+)
+@click.option(
+    "--health",
+    "health_at",
+    default=None,
+    metavar="[HOST:]PORT",
+    help="Serve GET /livez and /readyz on HOST:PORT (HOST 127.0.0.1 unless given).",
+)
 @profile_option
 @log_level_option
 @log_format_option
@@ -110,6 +124,8 @@ def worker(
     poll_s: float,
     lease_s: float,
     grace_s: float | None,
+    max_rate: float | None,
+    health_at: str | None,
     profile: Profile,
     log_level: str,
     log_format: str,
@@ -119,7 +135,8 @@ def worker(
     Give --store PATH (a JSONL directory or an SQLite file: several workers
     on this machine may serve it) or --dsn DSN (PostgreSQL: any number of
     workers, on any machines, against one schema). Exit 0 after
-    SIGTERM/SIGINT, 1 when the store cannot be used, 2 for usage errors.
+    SIGTERM/SIGINT, 1 when the store cannot be used, 2 for usage errors
+    (--health cannot listen included).
     """
     # A SIGTERM while starting (imports, connecting) stops it cleanly too.
     early: list[int] = []
@@ -129,9 +146,11 @@ def worker(
     import asyncio
 
     from tickler.adapters._delivery import delivery_target, target_timeout
+    from tickler.adapters._health import HealthUnavailable
     from tickler.adapters._worker import run_worker
     from tickler.shell._ports import StoreError
 
+    health = _health_address(health_at)
     timeout = target_timeout(target, deliver_timeout)
     if dsn is not None:
         _check_lease(lease_s, timeout)
@@ -155,8 +174,12 @@ def worker(
                 grace_s=grace,
                 signalled_early=lambda: bool(early),
                 profile=profile,
+                max_rate=max_rate,
+                health=health,
             )
         )
+    except HealthUnavailable as exc:
+        raise CliError(str(exc)) from None
     except StoreError as exc:
         if _is_usage(exc):
             raise CliError(str(exc)) from None
@@ -178,6 +201,15 @@ def _one_source(store_path: str | None, dsn: str | None) -> str | None:
             raise CliError("--lease is for PostgreSQL (--dsn); an embedded store needs none")
         _check_store_path(store_path)
     return dsn
+
+
+def _health_address(text: str | None) -> tuple[str, int] | None:
+    from tickler.adapters._health import parse_address
+
+    try:
+        return parse_address(text) if text is not None else None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _check_lease(lease_s: float, timeout: float) -> None:

@@ -11,14 +11,20 @@ and create the schema once with ``tickler db migrate --dsn DSN``.
 * **Appends are fenced.** ``append`` keeps the batch in memory; ``flush``
   waits for a commit round that writes every session's pending batches in
   ONE statement (group commit). Each session's rows are written only if the
-  lease (owner and token) is still ours and the stored ``length`` is the
-  expected next ``seq`` (or within the batch, when an earlier round
-  committed but its reply was lost); else that session is *lost*: nothing
-  of it is written, and ``flush``/``append`` raise :class:`SessionLost`
-  from then on. The
-  event key ``(session_id, seq)`` makes a second write of a seq impossible
-  even so. Two writers can never both extend the same state; the loser
-  re-reads by opening the session again.
+  lease (owner and token) is still ours and has not expired (by the
+  database's clock: an expired lease is over even if nobody took the
+  session), and the stored ``length`` is the expected next ``seq`` (or
+  within the batch, when an earlier round committed but its reply was
+  lost); else that session is *lost*: nothing of it is written, and
+  ``flush``/``append`` raise :class:`SessionLost` from then on. Renewals,
+  snapshots and releases are fenced the same way. The event key
+  ``(session_id, seq)`` makes a second write of a seq impossible even so.
+  Two writers can never both extend the same state; the loser re-reads by
+  opening the session again.
+* **Round trips have a deadline.** A connection that does not answer
+  within ``round_trip_s`` is cut, and every connection has TCP keepalive
+  and a TCP user timeout (:mod:`._postgres_net`): a frozen or half-open
+  connection fails a statement instead of holding it forever.
 * **The wake index.** A runtime tells the log its next wake after every
   change (:class:`~tickler.shell._ports.WakeIndex`); the commit writes it to
   ``sessions.next_due_at`` in the same statement as the events, and
@@ -41,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import socket
 import threading
@@ -57,6 +62,13 @@ from tickler.adapters._extras import missing_extra
 from tickler.adapters._redact import redact
 from tickler.adapters.stores._committer import GroupCommit, close_all
 from tickler.adapters.stores._lines import encode_batch, header_line
+from tickler.adapters.stores._postgres_net import (
+    Cut,
+    deadline,
+    round_trip_for,
+    sync_deadline,
+    with_tcp_guards,
+)
 from tickler.adapters.stores._postgres_schema import (
     DEFAULT_SCHEMA,
     check_version,
@@ -95,6 +107,10 @@ _PAGE: Final = 1000
 # first commit gets a live connection instead of failing. A busy store
 # reuses its connections sooner and never pays for the check.
 _CHECK_IDLE_S: Final = 1.0
+# The worker's LISTEN connection carries nothing while no wake moves: it is
+# checked (one query, under the round-trip deadline) after this long without
+# a notification, so a connection that died quietly is replaced.
+_LISTEN_CHECK_S: Final = 30.0
 
 Row = tuple[Any, ...]
 
@@ -291,7 +307,11 @@ class PostgresStore:
     ``dsn`` is a libpq connection string or URI. The pool opens at the first
     use, and the schema must exist (``tickler db migrate``). ``lease_s`` is
     how long a session stays locked after its holder stops renewing (it
-    died): shorter means faster take-over, at more renewals."""
+    died): shorter means faster take-over, at more renewals. A lease that
+    expired is over even when nobody took the session: its holder writes
+    nothing more. ``round_trip_s`` bounds each round trip to the database
+    (default: a third of the lease, from 5 to 30 s): a connection that does
+    not answer in time is cut (see :mod:`._postgres_net`)."""
 
     def __init__(
         self,
@@ -301,16 +321,24 @@ class PostgresStore:
         lease_s: float = DEFAULT_LEASE_S,
         pool_size: int = 4,
         connect_timeout_s: float = 10.0,
+        round_trip_s: float | None = None,
     ) -> None:
         if not lease_s > 0:
             raise ValueError("lease_s must be positive")
+        if round_trip_s is not None and not round_trip_s > 0:
+            raise ValueError("round_trip_s must be positive")
         self.dsn = dsn
         self.schema = schema_name(schema)
         self.channel = notify_channel(self.schema)
         self.lease_s = lease_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._connect_timeout_s = connect_timeout_s
-        self._probe_dsn = with_connect_timeout(dsn, connect_timeout_s)  # ValueError: bad DSN
+        self.round_trip_s = round_trip_s if round_trip_s is not None else round_trip_for(lease_s)
+        # Every connection: a connect timeout, TCP keepalive, a TCP user timeout.
+        self._probe_dsn = with_tcp_guards(
+            with_connect_timeout(dsn, connect_timeout_s),  # ValueError: bad DSN
+            self.round_trip_s,
+        )
         self._pool_size = max(1, pool_size)
         self._last_used: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Row], float] = (
             weakref.WeakKeyDictionary()
@@ -454,17 +482,25 @@ class PostgresStore:
         worker's poll interval bounds how late a wake is seen)."""
         delay = 0.5
         while True:
+            cut: Cut | None = None
             try:
-                conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+                conn = await psycopg.AsyncConnection.connect(self._probe_dsn, autocommit=True)
                 async with conn:
-                    await conn.execute(f'LISTEN "{self.channel}"')
+                    with deadline(conn, self.round_trip_s) as cut:
+                        await conn.execute(f'LISTEN "{self.channel}"')
                     delay = 0.5
                     yield
-                    async for _ in conn.notifies():
-                        yield
+                    while True:
+                        async for _ in conn.notifies(timeout=_LISTEN_CHECK_S):
+                            yield
+                        # Quiet for a while: is the connection still there?
+                        with deadline(conn, self.round_trip_s) as cut:
+                            await conn.execute("SELECT 1")
             except psycopg.Error as exc:
-                why = redact(str(exc), [self.dsn])
-                logger.warning("worker: LISTEN connection lost (%s); polling meanwhile", why)
+                logger.warning(
+                    "worker: LISTEN connection lost (%s); polling meanwhile",
+                    self._failure(exc, cut),
+                )
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 
@@ -493,7 +529,8 @@ class PostgresStore:
             cursor = await conn.execute(
                 f"INSERT INTO {s}.snapshots (session_id, through, data)"
                 f" SELECT %s, %s, %s WHERE EXISTS (SELECT 1 FROM {s}.sessions"
-                "  WHERE id = %s AND lease_token = %s AND lease_owner = %s)"
+                "  WHERE id = %s AND lease_token = %s AND lease_owner = %s"
+                "  AND lease_until >= now())"
                 " ON CONFLICT (session_id) DO UPDATE"
                 " SET through = excluded.through, data = excluded.data",
                 (
@@ -557,12 +594,14 @@ class PostgresStore:
 
     def _new_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Row]]:
         return AsyncConnectionPool(
-            self.dsn,
+            self._probe_dsn,
             min_size=1,
             max_size=self._pool_size,
             open=False,
             kwargs={"autocommit": True},
             check=self._check_if_idle,
+            # Waiting for a connection: one connect, then one check of it.
+            timeout=self._connect_timeout_s + self.round_trip_s,
             name=f"tickler-{self.schema}",
         )
 
@@ -570,18 +609,31 @@ class PostgresStore:
         """The pool's check at checkout (a failed one takes another)."""
         last = self._last_used.get(conn)
         if last is None or time.monotonic() - last > _CHECK_IDLE_S:
-            await AsyncConnectionPool.check_connection(conn)
+            with deadline(conn, self.round_trip_s):
+                await AsyncConnectionPool.check_connection(conn)
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Row]]:
+        """A pooled connection for one round trip: cut when the block takes
+        longer than ``round_trip_s`` (the pool then discards it)."""
+        cut: Cut | None = None
         try:
             async with self._pool.connection() as conn:
-                try:
-                    yield conn
-                finally:
-                    self._last_used[conn] = time.monotonic()
+                with deadline(conn, self.round_trip_s) as cut:
+                    try:
+                        yield conn
+                    finally:
+                        self._last_used[conn] = time.monotonic()
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {redact(str(exc), [self.dsn])}") from exc
+            raise self._failure(exc, cut) from exc
+
+    def _failure(self, exc: psycopg.Error, cut: Cut | None) -> StoreError:
+        if cut is not None and cut.fired:
+            return StoreError(
+                f"PostgreSQL did not answer within {self.round_trip_s:g} s: the connection "
+                "was cut (a stalled or half-open connection)"
+            )
+        return StoreError(f"PostgreSQL: {redact(str(exc), [self.dsn])}")
 
     async def _load(
         self, grants: list[tuple[str, _Granted]], sent_at: float
@@ -641,7 +693,8 @@ class PostgresStore:
                     f"UPDATE {self.schema}.sessions AS s SET next_due_at = NULL,"
                     " lease_owner = NULL, lease_until = NULL"
                     " FROM unnest(%s::text[], %s::bigint[]) AS u(id, token)"
-                    " WHERE s.id = u.id AND s.lease_token = u.token AND s.lease_owner = %s",
+                    " WHERE s.id = u.id AND s.lease_token = u.token AND s.lease_owner = %s"
+                    " AND s.lease_until >= now()",
                     (
                         [exc.session_id for _, exc in unreadable],
                         [granted.token for granted, _ in unreadable],
@@ -659,7 +712,7 @@ class PostgresStore:
                 await conn.execute(
                     f"UPDATE {self.schema}.sessions AS s SET lease_owner = NULL,"
                     " lease_until = NULL FROM unnest(%s::text[], %s::bigint[]) AS u(id, token)"
-                    " WHERE s.id = u.id AND s.lease_token = u.token",
+                    " WHERE s.id = u.id AND s.lease_token = u.token AND s.lease_until >= now()",
                     ([i for i, _ in grants], [g.token for _, g in grants]),
                 )
 
@@ -697,9 +750,13 @@ class PostgresStore:
                 self.forget(log)
 
     async def _renew_loop(self) -> None:
-        """Renew the leases of the open sessions every third of a lease."""
+        """Renew the leases of the open sessions every third of a lease (a
+        tenth after a failed renewal: a renewal cut at its deadline leaves
+        time for another before the lease ends)."""
+        pause = self.lease_s / 3
         while self._logs and not self._closed:
-            await asyncio.sleep(self.lease_s / 3)
+            await asyncio.sleep(pause)
+            pause = self.lease_s / 3
             logs = [log for log in self._logs.values() if log.lost is None]
             if not logs:
                 continue
@@ -711,7 +768,7 @@ class PostgresStore:
                         " SET lease_until = now() + %s * interval '1 second'"
                         " FROM unnest(%s::text[], %s::bigint[]) AS u(id, token)"
                         " WHERE s.id = u.id AND s.lease_token = u.token AND s.lease_owner = %s"
-                        " RETURNING s.id",
+                        " AND s.lease_until >= now() RETURNING s.id",
                         (
                             self.lease_s,
                             [log.header.id for log in logs],
@@ -722,6 +779,7 @@ class PostgresStore:
                     kept = {row[0] for row in await cursor.fetchall()}
             except StoreError as exc:
                 logger.warning("could not renew session leases: %s", exc)
+                pause = self.lease_s / 10
                 continue
             for log in logs:
                 if log.header.id in kept:
@@ -738,21 +796,18 @@ class PostgresStore:
             raise StoreError("the store is closed")
         with self._sync_lock:
             for attempt in (1, 2):
+                cut: Cut | None = None
                 try:
                     if self._sync is None or self._sync.closed:
-                        self._sync = psycopg.connect(
-                            self.dsn,
-                            autocommit=True,
-                            # libpq reads 0 as "wait forever"
-                            connect_timeout=max(1, math.ceil(self._connect_timeout_s)),
-                        )
-                    return self._sync.execute(query, params).fetchall()
+                        self._sync = psycopg.connect(self._probe_dsn, autocommit=True)
+                    with sync_deadline(self._sync, self.round_trip_s) as cut:
+                        return self._sync.execute(query, params).fetchall()
                 except psycopg.Error as exc:
                     broken = self._sync is not None and self._sync.broken
                     if broken:
                         self._sync = None
                     if not broken or attempt == 2:
-                        raise StoreError(f"PostgreSQL: {redact(str(exc), [self.dsn])}") from exc
+                        raise self._failure(exc, cut) from exc
         raise AssertionError("unreachable")
 
 
@@ -831,7 +886,8 @@ class _RoundRows:
 def _commit_sql(s: str) -> str:
     # One statement, so one implicit transaction and one round trip. A
     # session is written only while its lease (owner and token) is still
-    # ours, and only if its stored length is where this handle's pending
+    # ours and has not expired (an expired lease is over, taken or not), and
+    # only if its stored length is where this handle's pending
     # batch starts, or inside that batch: a round that committed but whose
     # reply was lost (the connection died) wrote a prefix of the same
     # pending events under the same lease, since nobody else writes with
@@ -856,7 +912,7 @@ WITH u AS (
                        ELSE now() + %(lease)s * interval '1 second' END
   FROM u JOIN cur ON cur.id = u.id
   WHERE s.id = u.id AND cur.length BETWEEN u.expected AND u.length
-    AND s.lease_token = u.token AND s.lease_owner = %(owner)s
+    AND s.lease_token = u.token AND s.lease_owner = %(owner)s AND s.lease_until >= now()
   RETURNING s.id, cur.length AS stored
 ), ins AS (
   INSERT INTO {s}.events (session_id, seq, type, time, data)
@@ -956,6 +1012,6 @@ def _opt_int(value: object) -> int | None:
 
 def _lost_text(session_id: str) -> str:
     return (
-        f"session {session_id!r} was taken over by another process (this one's lease "
-        "ended); nothing more was written: open it again to re-read it"
+        f"session {session_id!r} was taken over by another process, or may be (this "
+        "one's lease ended); nothing more was written: open it again to re-read it"
     )

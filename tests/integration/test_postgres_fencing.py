@@ -285,3 +285,40 @@ async def test_a_log_moved_outside_the_store_makes_its_holder_lost(
     assert [seq for seq, _ in stored(pg_schema, "s1")] == [0, 1, 2]  # nothing of the batch
     assert row(pg_schema, "s1")[0] == 3 + moved
     await store.close()
+
+
+async def test_an_expired_lease_writes_nothing_even_when_nobody_took_it(
+    pg_schema: PgSchema,
+) -> None:
+    # The holder stalled past its lease and nobody has claimed the session
+    # yet: the token is still its own, but the lease is over, so its late
+    # commit, snapshot and renewal are all refused (no write after expiry).
+    store = pg_schema.store(lease_s=0.6)
+    stale = await store.open("s1", created_at=5)
+    stale.append(tagged("A", 0, 2))
+    stale.set_next_wake(7_000)
+    await stale.flush()
+    stale.append(tagged("A", 2, 1))
+    stale.set_next_wake(1_000)
+    expire(pg_schema, "s1")
+    before = row(pg_schema, "s1")
+    with pytest.raises(SessionLost):
+        await stale.flush()
+    with pytest.raises(SessionLost):
+        await stale.save_snapshot(Snapshot(2, b"late"))
+    assert [seq for seq, _ in stored(pg_schema, "s1")] == [0, 1]
+    assert row(pg_schema, "s1") == before  # length 2, the old wake, the expired lease
+    assert pg_schema.query("SELECT count(*) FROM {s}.snapshots") == [(0,)]
+    await stale.close()  # lost: releases nothing either
+
+    # A renewal does not bring an expired lease back.
+    other = await store.open("s2", created_at=5)
+    expire(pg_schema, "s2")
+    for _ in range(200):  # renewals every 0.2 s; generous bound
+        if other.lost is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert other.lost is not None
+    lease_until = pg_schema.query("SELECT lease_until < now() FROM {s}.sessions WHERE id = 's2'")
+    assert lease_until == [(True,)]
+    await store.close()
