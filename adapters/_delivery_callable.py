@@ -26,6 +26,7 @@ the host factory that passes them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import inspect
 import re
@@ -47,6 +48,7 @@ DeliverFunction = Callable[..., Awaitable[object] | object]
 """``function(message, session)`` or ``function(message, session, tools)``."""
 
 
+@functools.lru_cache(maxsize=256)  # asked per session a worker claims: inspect once
 def _positional(function: DeliverFunction) -> tuple[int, bool] | None:
     """How many positional parameters ``function`` takes, and whether it
     takes ``*args``; None when it has no signature (a builtin)."""
