@@ -44,6 +44,9 @@ T = TypeVar("T")
 PAUSED: Final = b'"paused":true'
 """How the log writes a pause (no JSON string holds it unescaped): a session
 file without it holds no paused reminder."""
+SENT: Final = b'"tickler/followup"'
+"""How the log writes a follow-up record's type: a session file without it
+has never put a follow-up in its outbox."""
 
 
 class Round(Protocol):
@@ -233,14 +236,15 @@ class JsonlReadModel(_InMemory):
     def summary(self, session_id: str, stamp: Stamp | None = None) -> Summary:
         """The session's summary: the cached one while its file's stamp
         (``stamp``, as listed, else taken now) has not moved."""
-        cached = self._cache.get(session_id)
-        if stamp is not None and cached is not None and cached[0] == stamp:
-            return cached[1]
+        kept = self.cached(session_id, stamp)
+        if kept is not None:
+            return kept
         with self._path(session_id).open("rb") as file:
             info = os.fstat(file.fileno())
             stamp = (info.st_size, info.st_mtime_ns)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
+            kept = self.cached(session_id, stamp)
+            if kept is not None:
+                return kept
             data = file.read()
         parsed = parse_session_jsonl(data)
         owned = parsed.events[parsed.header.owned_from :]
@@ -249,14 +253,24 @@ class JsonlReadModel(_InMemory):
         self._cache[session_id] = (stamp, summary)
         return summary
 
-    def may_hold_paused(self, session_id: str, stamp: Stamp | None) -> bool:
-        cached = self._cache.get(session_id)
-        if stamp is not None and cached is not None and cached[0] == stamp:
-            return any(fact.paused for fact in cached[1].reminders)
+    def cached(self, session_id: str, stamp: Stamp | None) -> Summary | None:
+        """The kept summary while the file's stamp has not moved."""
+        found = self._cache.get(session_id)
+        return found[1] if stamp is not None and found is not None and found[0] == stamp else None
+
+    def holds_none(self, session_id: str, marker: bytes) -> bool:
+        """Whether the session's file surely holds no ``marker`` (without
+        parsing it: a file that cannot be read may hold anything)."""
         try:
-            return PAUSED in self._path(session_id).read_bytes()
+            return marker not in self._path(session_id).read_bytes()
         except OSError:
-            return True  # reading it says what is wrong
+            return False
+
+    def may_hold_paused(self, session_id: str, stamp: Stamp | None) -> bool:
+        cached = self.cached(session_id, stamp)
+        if cached is not None:
+            return any(fact.paused for fact in cached.reminders)
+        return not self.holds_none(session_id, PAUSED)
 
     def forget_others(self, kept: dict[str, Stamp]) -> None:
         """Drop the summaries of sessions no longer in the directory."""
@@ -298,8 +312,18 @@ class _JsonlRound:
             sorted(listed),
             rows,
             cutoff_ms,
-            lambda row: row.size == listed[row.session_id][0],
+            fresh=lambda row: row.size == listed[row.session_id][0],
+            never_sent=lambda ids: {i for i in ids if self._waits_nothing(i)},
         )
+
+    def _waits_nothing(self, session_id: str) -> bool:
+        """Whether no follow-up waits in the session's outbox: as its kept
+        summary says (its file unchanged), else when its file holds no
+        follow-up record at all."""
+        cached = self.model.cached(session_id, (self._listed or {}).get(session_id))
+        if cached is not None:
+            return all(row.delivered_ms is not None for row in cached.deliveries)
+        return self.model.holds_none(session_id, SENT)
 
     def paused(self, ids: Sequence[str]) -> set[str]:
         stamps = self._listed or {}

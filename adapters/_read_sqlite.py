@@ -29,6 +29,7 @@ from tickler.adapters._read_index import connect_read_only, rows_of
 from tickler.adapters._read_views import HISTORY_TYPES, Summary
 from tickler.adapters._read_walk import Plan, plan_of
 from tickler.shell._ports import StoreError
+from tickler.shell._records import FOLLOWUP
 
 CHUNK: Final = 500
 """Sessions per statement when they are named (``IN (...)``)."""
@@ -94,6 +95,7 @@ _PAUSED: Final = (
     "SELECT DISTINCT session_id FROM events WHERE type = 'schedule/change'"
     " AND instr(data, ?) > 0 AND session_id IN {ids}"
 )
+_SENT: Final = "SELECT DISTINCT session_id FROM events WHERE type = ? AND session_id IN {ids}"
 _EVERY: Final = "(SELECT id FROM sessions)"
 
 
@@ -181,7 +183,13 @@ class _SqliteRound:
             rows = rows_of(self.conn)
         except sqlite3.OperationalError:  # a file from before the index
             return None
-        return plan_of(self.ids(), rows, cutoff_ms)
+        return plan_of(self.ids(), rows, cutoff_ms, never_sent=self._never_sent)
+
+    def _never_sent(self, ids: list[str]) -> set[str]:
+        sent: set[str] = set()
+        for named, params in _named(ids):
+            sent.update(str(r[0]) for r in self.conn.execute(named(_SENT), (FOLLOWUP, *params)))
+        return set(ids) - sent
 
     def paused(self, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()

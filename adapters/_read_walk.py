@@ -11,9 +11,10 @@ for a row it calls *exact*:
   (paused), unless a follow-up waits in its outbox; its wake is then the
   instant the follow-up was put there (the waiting reminder was due
   earlier), or, its hand-over having failed, the retry (counted in
-  ``failures``). So a row whose wake has passed (at or before the query's
-  ``now``, and the wall clock's) or whose ``failures`` is not 0 is no bound
-  on its reminders: that session is always read.
+  ``failures``). So a row whose ``failures`` is not 0, or whose wake has
+  passed (at or before the query's ``now``, and the wall clock's) in a
+  session that holds a follow-up record (the store tells, without reading
+  it whole), is no bound on its reminders: that session is always read.
 * a session without a wake holds no reminder but paused ones (due never,
   listed last).
 
@@ -32,6 +33,7 @@ without a wake that may hold a paused reminder, in id order.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -62,15 +64,21 @@ def plan_of(
     ids: Iterable[str],
     rows: Mapping[str, WakeRow],
     cutoff_ms: int,
+    *,
     fresh: Callable[[WakeRow], bool] = lambda row: True,
+    never_sent: Callable[[list[str]], set[str]] = lambda ids: set(),
 ) -> Plan:
     """Sort the sessions ``ids`` (every one the store holds) by their rows
     in the index. ``cutoff_ms``: a wake at or before it has passed (the
     later of the query's ``now`` and the wall clock). ``fresh``: whether
-    the row was written for the session as it is now (JSONL: its size)."""
+    the row was written for the session as it is now (JSONL: its size).
+    ``never_sent``: which of these sessions (their wake passed) hold no
+    follow-up record at all, so no waiting one: their wake is their
+    soonest reminder's, a bound like any other."""
     read: list[str] = []
     timed: list[tuple[int, str]] = []
     quiet: list[str] = []
+    passed: list[tuple[int, str]] = []
     for session_id in ids:
         row = rows.get(session_id)
         exact = (
@@ -87,7 +95,14 @@ def plan_of(
         elif row.next_due_at > cutoff_ms:
             timed.append((row.next_due_at, session_id))
         else:
-            read.append(session_id)
+            passed.append((row.next_due_at, session_id))
+    if passed:
+        bounded = never_sent([session_id for _, session_id in passed])
+        for wake, session_id in passed:
+            if session_id in bounded:
+                timed.append((wake, session_id))
+            else:
+                read.append(session_id)
     timed.sort()
     quiet.sort()
     return Plan(read, timed, quiet)
@@ -105,27 +120,61 @@ class Query:
     def horizon(self) -> int | None:
         return None if self.due_within_ms is None else self.now_ms + self.due_within_ms
 
-    def settled(
-        self, found: list[ReminderFacts], bound: int | None, through: str | None = None
-    ) -> bool:
-        """Whether ``limit`` of ``found`` surely lead the sort whatever the
-        sessions not read yet hold: each of theirs is due at or after
-        ``bound`` (None: due never) and failing nothing and, when
-        ``through`` is given, is in a session whose id is after it."""
-        if self.limit is None:
-            return False
-        count = 0
-        for fact in found:
-            if not matches(fact, self.now_ms, self.due_within_ms, False):
+
+class _Lead:
+    """The reminders found so far, counted as they surely lead the sort
+    whatever the sessions not read yet hold: each of theirs is due at or
+    after a bound (which only rises as the walk goes on; None: due never),
+    fails nothing and, in the walk by id, is in a session after the last
+    one read."""
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.found: list[ReminderFacts] = []
+        self._ahead = 0  # due before the bound so far, or failing (sort by failures)
+        self._due: list[int] = []  # a heap of the others' due instants
+        self._never: list[str] = []  # the sessions of those due never
+
+    def add(self, facts: list[ReminderFacts]) -> None:
+        query = self.query
+        self.found += facts
+        for fact in facts:
+            if not matches(fact, query.now_ms, query.due_within_ms, False):
                 continue
-            due = fact.next_due_ms
-            ahead = due is not None and (bound is None or due < bound)
-            ahead = ahead or (self.sort == "failures" and fact.failures > 0)
-            ahead = ahead or (through is not None and fact.session_id <= through)
-            count += ahead
-            if count >= self.limit:
-                return True
-        return False
+            if query.sort == "failures" and fact.failures > 0:
+                self._ahead += 1
+            elif fact.next_due_ms is not None:
+                heapq.heappush(self._due, fact.next_due_ms)
+            else:
+                self._never.append(fact.session_id)
+
+    def settled(self, bound: int | None, through: str | None = None) -> bool:
+        """Whether ``limit`` of them lead, the sessions not read yet holding
+        nothing due before ``bound`` and (``through``) none before it by id.
+        Once they do, only those are kept (the others sort after them)."""
+        if self.query.limit is None:
+            return False
+        while self._due and (bound is None or self._due[0] < bound):
+            heapq.heappop(self._due)
+            self._ahead += 1
+        count = self._ahead
+        if through is not None:
+            count += sum(1 for session_id in self._never if session_id <= through)
+        if count < self.query.limit:
+            return False
+        self.found = [fact for fact in self.found if self._leads(fact, bound, through)]
+        return True
+
+    def _leads(self, fact: ReminderFacts, bound: int | None, through: str | None) -> bool:
+        query = self.query
+        if not matches(fact, query.now_ms, query.due_within_ms, False):
+            return False
+        if query.sort == "failures" and fact.failures > 0:
+            return True
+        due = fact.next_due_ms
+        if due is not None:
+            return bound is None or due < bound
+        return through is not None and fact.session_id <= through
 
 
 def _facts(summaries: Iterable[Summary]) -> list[ReminderFacts]:
@@ -141,7 +190,8 @@ def walk(plan: Plan, query: Query, load: Load, paused: Paused) -> list[ReminderF
     timed = [(wake, sid) for wake, sid in plan.timed if horizon is None or wake <= horizon]
     if query.sort == "session":
         return _by_id(plan, timed, query, load, paused)
-    found = _facts(load(plan.read))
+    lead = _Lead(query)
+    lead.add(_facts(load(plan.read)))
     position = 0
     limit = query.limit
     # Each session holds a reminder due at or after its wake: about
@@ -150,19 +200,19 @@ def walk(plan: Plan, query: Query, load: Load, paused: Paused) -> list[ReminderF
     while position < len(timed):
         page = timed[position : position + size]
         position += len(page)
-        found += _facts(load([sid for _, sid in page]))
-        if position < len(timed) and query.settled(found, timed[position][0]):
-            return found
+        lead.add(_facts(load([sid for _, sid in page])))
+        if position < len(timed) and lead.settled(timed[position][0]):
+            return lead.found
         size = min(PAGE, size * 2)
-    if horizon is not None or query.settled(found, None):
-        return found  # paused reminders are due never: none is within a horizon
+    if horizon is not None or lead.settled(None):
+        return lead.found  # paused reminders are due never: none is within a horizon
     for start in range(0, len(plan.quiet), PAGE):
         page_ids = plan.quiet[start : start + PAGE]
         holding = paused(page_ids)
-        found += _facts(load([sid for sid in page_ids if sid in holding]))
-        if query.settled(found, None, page_ids[-1]):
+        lead.add(_facts(load([sid for sid in page_ids if sid in holding])))
+        if lead.settled(None, page_ids[-1]):
             break
-    return found
+    return lead.found
 
 
 def _by_id(
@@ -174,11 +224,11 @@ def _by_id(
     quiet = plan.quiet if query.horizon is None else []
     ids = sorted([*plan.read, *(sid for _, sid in timed), *quiet])
     quiet_ids = set(quiet)
-    found: list[ReminderFacts] = []
+    lead = _Lead(query)
     for start in range(0, len(ids), PAGE):
         page_ids = ids[start : start + PAGE]
         holding = paused([sid for sid in page_ids if sid in quiet_ids])
-        found += _facts(load([sid for sid in page_ids if sid not in quiet_ids or sid in holding]))
-        if query.settled(found, None, page_ids[-1]):
+        lead.add(_facts(load([sid for sid in page_ids if sid not in quiet_ids or sid in holding])))
+        if lead.settled(None, page_ids[-1]):
             break
-    return found
+    return lead.found

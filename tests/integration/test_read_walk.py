@@ -11,11 +11,19 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tickler.adapters import _read_common, _read_files, _read_walk, open_read_model
+from tickler.adapters import (
+    ReadModel,
+    ReminderView,
+    _read_common,
+    _read_files,
+    _read_walk,
+    open_read_model,
+)
 from tickler.adapters._read_query import select
 from tickler.adapters.stores._wake_file import FILE_NAME
 from tickler.core import format_instant
@@ -30,6 +38,7 @@ DAY = 24 * HOUR
 NOW = T0 + 2 * HOUR  # after every write of the random stores
 LIMITS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, None)
 WITHIN = (None, 0, 10 * MIN, HOUR, DAY, 40 * DAY)
+FRESH_LIMITS = (1, 5, 21)
 
 
 @pytest.fixture(params=["jsonl", "sqlite"])
@@ -142,31 +151,50 @@ async def random_store(kind: str, source: Path, seed: int, sessions: int = 40) -
         )
 
 
+@dataclass(frozen=True)
+class Cut:
+    sort: str
+    failing: bool
+    within: int | None
+    limit: int | None
+
+    async def of(self, model: ReadModel) -> list[ReminderView]:
+        return await model.reminders(
+            now_ms=NOW,
+            due_within_ms=self.within,
+            failing=self.failing,
+            sort=self.sort,
+            limit=self.limit,
+        )
+
+    def of_every(self, whole: list[ReminderView]) -> list[ReminderView]:
+        return select(
+            whole,
+            now_ms=NOW,
+            due_within_ms=self.within,
+            failing=self.failing,
+            sort=self.sort,
+            limit=self.limit,
+        )
+
+
 async def assert_every_cut_is_the_full_reads(source: str) -> None:
     """Each sort, filter and cut equals the same cut of every session's
-    reminders (a read of every session: no limit, no horizon)."""
+    reminders (a read of every session: no limit, no horizon): on a read
+    model that keeps the summaries it read (a dashboard's), and, for some
+    cuts, on a fresh one (``tickler reminders``: nothing kept)."""
     async with open_read_model(source) as model:
         for sort in ("due", "session", "failures"):
             whole = await model.reminders(now_ms=NOW, sort=sort)
             for failing in (False, True):
                 for within in WITHIN:
                     for limit in LIMITS:
-                        got = await model.reminders(
-                            now_ms=NOW,
-                            due_within_ms=within,
-                            failing=failing,
-                            sort=sort,
-                            limit=limit,
-                        )
-                        expected = select(
-                            whole,
-                            now_ms=NOW,
-                            due_within_ms=within,
-                            failing=failing,
-                            sort=sort,
-                            limit=limit,
-                        )
-                        assert got == expected, (sort, failing, within, limit)
+                        cut = Cut(sort, failing, within, limit)
+                        expected = cut.of_every(whole)
+                        assert await cut.of(model) == expected, cut
+                        if limit in FRESH_LIMITS:
+                            async with open_read_model(source) as fresh:
+                                assert await cut.of(fresh) == expected, ("fresh", cut)
 
 
 @pytest.mark.parametrize("seed", range(8))
