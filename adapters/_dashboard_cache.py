@@ -14,9 +14,11 @@ T = TypeVar("T")
 
 class SharedRead(Generic[T]):
     """``read(now_ms)`` run at most once per ``max_age_ms`` (by ``now``,
-    epoch milliseconds; a clock that went back reads again), its result
-    shared by every caller meanwhile. A read that fails is not kept: each
-    caller waiting on it gets its error, and the next call reads again."""
+    epoch milliseconds, counted from the end of the read: one slower than
+    the interval is not started again at once; a clock that went back
+    reads again), its result shared by every caller meanwhile. A read that
+    fails is not kept: each caller waiting on it gets its error, and the
+    next call reads again."""
 
     def __init__(
         self, read: Callable[[int], Awaitable[T]], now: Callable[[], int], max_age_ms: int
@@ -43,7 +45,7 @@ class SharedRead(Generic[T]):
     async def _refresh(self, now_ms: int) -> T:
         try:
             value = await self._read(now_ms)
-            self._latest = (now_ms, value)
+            self._latest = (self._now(), value)
             return value
         finally:
             self._running = None

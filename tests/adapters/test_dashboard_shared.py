@@ -95,6 +95,25 @@ async def test_a_page_within_the_interval_is_the_last_reads_and_says_when() -> N
     assert "2031-03-07T00:00:00.000Z" in back
 
 
+async def test_the_interval_runs_from_the_end_of_a_read() -> None:
+    """A read slower than the interval is not started again at once."""
+    clock = [NOW]
+    reads: list[int] = []
+
+    async def read(now_ms: int) -> str:
+        reads.append(now_ms)
+        clock[0] += 30 * SECOND  # the read took 30 s
+        return f"page of {now_ms}"
+
+    shared = SharedRead(read, lambda: clock[0], 10 * SECOND)
+    assert await shared.get() == f"page of {NOW}"
+    clock[0] += 9 * SECOND
+    assert await shared.get() == f"page of {NOW}"
+    clock[0] += SECOND
+    assert await shared.get() == f"page of {NOW + 40 * SECOND}"
+    assert reads == [NOW, NOW + 40 * SECOND]
+
+
 async def test_a_read_that_failed_is_not_kept() -> None:
     model = Gated()
     model.release.set()
