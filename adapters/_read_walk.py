@@ -19,10 +19,11 @@ for a row it calls *exact*:
   listed last).
 
 A row is exact while nobody holds the session (``holder`` NULL: a holder's
-wake is a hint), no worker set it aside as unreadable, and (JSONL) its
-file's size is the one the row was written at. Every other session (no
-row, held, set aside, changed behind the index) is read, as a full read
-would.
+wake is a hint), its wake is known (not ``DUE_NOW``: a holder that let go
+without one, or died, or a log changed behind the index), no worker set
+it aside as unreadable, and (JSONL) its file's size is the one the row
+was written at. Every other session (no row, held, wake unknown, set
+aside, changed behind the index) is read, as a full read would.
 
 Sessions are read in this order, a page at a time: those always read,
 then those with a wake in wake order, stopping once ``limit`` reminders
@@ -40,7 +41,7 @@ from typing import Final
 
 from tickler.adapters._read_query import matches
 from tickler.adapters._read_views import ReminderFacts, Summary
-from tickler.adapters.stores._wakes import WakeRow
+from tickler.adapters.stores._wakes import DUE_NOW, WakeRow
 
 PAGE: Final = 500
 """Sessions read at most per step of a walk."""
@@ -86,6 +87,7 @@ def plan_of(
             and row.holder is None
             and row.set_aside is None
             and row.failures == 0
+            and row.next_due_at != DUE_NOW  # "look again": its wake is not known
             and fresh(row)
         )
         if not exact or row is None:

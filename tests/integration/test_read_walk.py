@@ -25,7 +25,9 @@ from tickler.adapters import (
     open_read_model,
 )
 from tickler.adapters._read_query import select
+from tickler.adapters._read_walk import plan_of
 from tickler.adapters.stores._wake_file import FILE_NAME
+from tickler.adapters.stores._wakes import DUE_NOW, WakeRow
 from tickler.core import format_instant
 from tickler.core._decide import next_target
 from tickler.shell._loading import load_session
@@ -377,3 +379,15 @@ async def test_a_reminder_due_at_the_next_wake_waits_for_that_session(
     async with open_read_model(str(source)) as model:
         first = await model.reminders(now_ms=T0, limit=2)
     assert [v.prompt for v in first] == ["z first", "a at x"]
+
+
+def test_a_row_whose_wake_is_not_known_is_read() -> None:
+    """A holder that let go without a wake, one that died, a log changed
+    behind the index: the row says "look again" (DUE_NOW), no bound."""
+    rows = {
+        "known": WakeRow("known", T0, None, 0, None, None),
+        "again": WakeRow("again", DUE_NOW, None, 0, None, None),
+        "none": WakeRow("none", None, None, 0, None, None),
+    }
+    plan = plan_of(["again", "known", "none"], rows, T0 - HOUR, never_sent=set)
+    assert (plan.read, plan.timed, plan.quiet) == (["again"], [(T0, "known")], ["none"])
