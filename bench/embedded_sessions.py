@@ -30,7 +30,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, Final
 
-from bench.reminder_rows import DAY, MIN, Capture, _Writer
+from bench.reminder_rows import MIN, Capture, _Writer
 from tickler.adapters.stores import JsonlStore, SqliteStore
 from tickler.adapters.stores import _sqlite_db as db
 from tickler.adapters.stores import _wakes as wakes
@@ -208,6 +208,3 @@ async def check_against_stores(plan: Sequence[tuple[str, int, int]], t0: int) ->
         if _sqlite_rows(Path(tmp) / "real.db") != _sqlite_rows(Path(tmp) / "made.db"):
             sys.exit(f"bench: the SQLite rows differ from the store's: fix {__file__}")
     print(f"generated files and rows equal to the real stores' for the first {CHECKED} sessions")
-
-
-__all__ = ["DAY", "captured", "check_against_stores", "plans", "write_jsonl", "write_sqlite"]
