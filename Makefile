@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters -name '*.py' -o -name '*.html' 2>/dev/nu
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing clean
+.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -74,8 +74,8 @@ specs: install
 	$(BIN)/python specs/generate.py
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
-# run (the machine may be shared); about 15 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-cold bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders
+# run (the machine may be shared); about 20 minutes in all on 2 cores.
+bench: bench-core bench-stores bench-runtime bench-cold bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-dashboard
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -112,6 +112,11 @@ bench-calendar: install
 # the events; over JSONL and SQLite too (fewer sessions). A few minutes.
 bench-reminders: install
 	$(BIN)/python -m bench.reminders
+
+# The dashboard and tickler reminders --limit 10 over 5,000 JSONL and SQLite
+# sessions holding 60,000 reminders, beside a read of every session.
+bench-dashboard: install
+	$(BIN)/python -m bench.dashboard
 
 # Create, delete, deliver and list with 10,000 calendar reminders in a session
 # against 10 (the core and a session; the bound is 1.3x).

@@ -12,11 +12,13 @@ name, and so never reads the page through its visitor's browser.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from collections.abc import Callable
 from typing import Final
 from zoneinfo import ZoneInfo
 
+from tickler.adapters._dashboard_cache import SharedRead
 from tickler.adapters._dashboard_view import gather
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._loopback import is_loopback_host_header
@@ -121,22 +123,29 @@ def create_app(
     zone, else in ``zone`` (default: this machine's). ``title`` names the
     store on the page (never a password). With ``token`` every request must
     carry it; without, its ``Host`` must be a loopback name (127.0.0.1,
-    localhost, [::1], with any port)."""
+    localhost, [::1], with any port). The store is read at most once per
+    ``refresh_seconds``, and that read is shared by every request meanwhile
+    (see SharedRead)."""
     viewer = local_zone() if zone is None else zone
     if token is not None and not token.strip():
         raise ValueError("the dashboard token is empty")
     page = templates().get_template("dashboard.html")
 
+    async def read(now_ms: int) -> str:
+        view = await gather(model, now_ms, viewer)
+        return await asyncio.to_thread(page.render, page=view, title=title, refresh=refresh_seconds)
+
+    shared = SharedRead(read, now, refresh_seconds * 1000)
+
     async def dashboard(request: Request) -> Response:
         try:
-            view = await gather(model, now(), viewer)
+            html = await shared.get()
         except StoreError as exc:  # the database went away: say so, and retry on reload
             return PlainTextResponse(
                 f"503: cannot read the store: {exc}\n",
                 status_code=503,
                 headers={"Retry-After": str(refresh_seconds), **HEADERS},
             )
-        html = page.render(page=view, title=title, refresh=refresh_seconds)
         return HTMLResponse(html, headers=HEADERS)
 
     async def not_found(request: Request, exc: Exception) -> Response:

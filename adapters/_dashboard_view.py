@@ -220,18 +220,18 @@ def session_lines(
 
 
 async def gather(source: ReadModel, now_ms: int, viewer: ZoneInfo = UTC_ZONE) -> Dashboard:
-    """Query the read model for the page: the session ids, the first
-    :data:`SCAN` reminders by due time (the timeline, the stuck and paused
-    ones and the per-session counts come from them; paused ones, due never,
-    come last), the failing ones and the latest deliveries."""
-    ids = list(await source.sessions())
-    rows = list(await source.reminders(now_ms=now_ms, sort="due", limit=SCAN))
-    unreadable = tuple(source.problems)  # that call read every session
-    if len(rows) < SCAN:  # every reminder is in rows: no second read of every session
+    """Query the read model for the page (:meth:`ReadModel.overview`): the
+    session ids, the first :data:`SCAN` reminders by due time (the
+    timeline, the stuck and paused ones and the per-session counts come
+    from them; paused ones, due never, come last), the failing ones and the
+    latest deliveries."""
+    seen = await source.overview(now_ms=now_ms, scan=SCAN, rows=ROWS)
+    ids, rows, deliveries = seen.sessions, seen.reminders, seen.deliveries
+    unreadable = tuple(seen.problems)
+    if seen.failing is None:  # every reminder is in rows
         failing = [row for row in rows if row.state is ReminderState.FAILING]
     else:
-        failing = list(await source.reminders(now_ms=now_ms, failing=True, limit=ROWS))
-    deliveries = list(await source.deliveries(limit=ROWS))
+        failing = seen.failing
     trouble = {(row.session_id, row.id): row for row in failing}
     for row in rows:
         if is_stuck(row, now_ms):

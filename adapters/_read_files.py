@@ -1,79 +1,172 @@
 """The read model over the embedded stores: a JSONL directory and an SQLite
-file. Each call reads every session afresh (off the event loop) and
-filters in memory: these stores keep no index across sessions.
+file (:mod:`tickler.adapters._read_sqlite`). Every call runs off the event
+loop; a session's summary is kept between calls and read again only once
+its log changed (a dashboard refreshes).
 
+* A query cut by ``limit`` or ``due_within`` walks the store's wake index
+  (:mod:`tickler.adapters._read_walk`) and reads only the sessions its
+  answer needs; without an index it reads every session.
 * JSONL: each ``<session>.jsonl`` is read whole, without its lock, as
   ``tickler check`` reads it; a torn final line (a writer mid-append) is
   left out. A file whose size and modification time did not move since
-  the last call is not read again.
-* SQLite: a read-only connection (``mode=ro``); in WAL mode a reader never
-  blocks the writer. No session's lock file is touched.
+  the last call is not read again. The index is ``.wake.db``, opened
+  read-only; its row is exact for a file of the size it was written at.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import sqlite3
+import threading
 from abc import abstractmethod
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Final, Protocol, TypeVar
 
 from tickler.adapters._off_loop import off_loop
-from tickler.adapters._read_common import (
-    FetchedRows,
-    deliveries_of,
-    events_by_session,
-    problem,
-    reminders_of,
-    snapshots_by_session,
-)
-from tickler.adapters._read_query import ReadModel, check_query, select
+from tickler.adapters._read_common import deliveries_of, problem
+from tickler.adapters._read_index import jsonl_rows, passed_ms
+from tickler.adapters._read_query import Overview, ReadModel, check_query, select
 from tickler.adapters._read_views import (
     HISTORY_TYPES,
     DeliveryView,
+    ReminderFacts,
     ReminderView,
     SessionRows,
     Summary,
     summarize,
 )
-from tickler.adapters.stores._files import open_regular, require_sqlite_files
+from tickler.adapters._read_walk import Plan, Query, plan_of, walk
+from tickler.adapters.stores._files import open_regular
 from tickler.core import parse_session_jsonl
-from tickler.shell._ports import StoreError, is_valid_session_id
+from tickler.shell._ports import is_valid_session_id
 
-Reader = Callable[[], Summary]
+T = TypeVar("T")
+PAUSED: Final = b'"paused":true'
+"""How the log writes a pause (no JSON string holds it unescaped): a session
+file without it holds no paused reminder."""
+SENT: Final = b'"tickler/followup"'
+"""How the log writes a follow-up record's type: a session file without it
+has never put a follow-up in its outbox."""
 
 
-def _summaries(
-    rows: list[tuple[str, Reader]],
-) -> tuple[list[Summary], list[tuple[str, str]]]:
-    """Each session's summary; a session that cannot be read is a problem."""
-    found: list[Summary] = []
-    problems: list[tuple[str, str]] = []
-    for session_id, read in rows:
+class Round(Protocol):
+    """One call's reading of a store, in one worker thread."""
+
+    problems: list[tuple[str, str]]
+
+    def ids(self) -> list[str]:
+        """Every session id, sorted."""
+
+    def only(self, session_id: str) -> list[str]:
+        """``[session_id]`` when the store holds it, else ``[]``."""
+
+    def read(self, ids: Sequence[str]) -> dict[str, Summary]:
+        """The summaries of ``ids`` by id; one that cannot be read is a
+        problem, and left out."""
+
+    def load(self, ids: Sequence[str]) -> list[Summary]:
+        """The summaries of ``ids`` (see :meth:`read`)."""
+
+    def plan(self, cutoff_ms: int) -> Plan | None:
+        """The sessions as the wake index tells them (None: no index)."""
+
+    def paused(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` may hold a paused reminder."""
+
+
+def read_each(
+    ids: Sequence[str], read: Callable[[str], Summary], problems: list[tuple[str, str]]
+) -> dict[str, Summary]:
+    """Each session's summary by id; a session that cannot be read is a
+    problem, and left out."""
+    found: dict[str, Summary] = {}
+    for session_id in ids:
         try:
-            found.append(read())
+            found[session_id] = read(session_id)
         except Exception as exc:  # noqa: BLE001 - that session's problem only
             problems.append((session_id, problem(exc)))
-    return found, problems
+    return found
+
+
+def _facts(summaries: Sequence[Summary]) -> list[ReminderFacts]:
+    return [fact for summary in summaries for fact in summary.reminders]
+
+
+def cut(facts: list[ReminderFacts], query: Query) -> list[ReminderView]:
+    """Filter, sort and cut the facts, then make views of the rows kept (at
+    the query's ``now``)."""
+    chosen = select(
+        facts,
+        now_ms=query.now_ms,
+        due_within_ms=query.due_within_ms,
+        failing=query.failing,
+        sort=query.sort,
+        limit=query.limit,
+    )
+    return [fact.at(query.now_ms) for fact in chosen]
+
+
+def answer(store: Round, query: Query, session_id: str | None) -> list[ReminderView]:
+    """The reminders answer: through the wake index when the query is cut
+    (by ``limit`` or a horizon) and the store keeps one, else from every
+    session (or the one asked for)."""
+    if session_id is not None:
+        return cut(_facts(store.load(store.only(session_id))), query)
+    plan = None
+    if query.limit is not None or query.due_within_ms is not None:
+        plan = store.plan(passed_ms(query.now_ms))
+    if plan is None:
+        return cut(_facts(store.load(store.ids())), query)
+    return cut(walk(plan, query, store.load, store.paused), query)
+
+
+def overview(store: Round, now_ms: int, scan: int, rows: int) -> Overview:
+    """The dashboard's read in one pass: every session is read (the
+    delivery history and the unreadable ones need it; unchanged ones come
+    from the cache), the reminders through the wake index as ``tickler
+    reminders`` finds them."""
+    ids = store.ids()
+    summaries = store.read(ids)
+    every = list(summaries.values())
+
+    def kept(wanted: Sequence[str]) -> list[Summary]:
+        return [summaries[i] for i in wanted if i in summaries]
+
+    plan = store.plan(passed_ms(now_ms))
+
+    def facts(query: Query) -> list[ReminderFacts]:
+        return _facts(every) if plan is None else walk(plan, query, kept, store.paused)
+
+    due = Query(now_ms, None, False, "due", scan)
+    first = cut(facts(due), due)
+    failing = None
+    if len(first) >= scan:
+        failing_query = Query(now_ms, None, True, "due", rows)
+        failing = cut(facts(failing_query), failing_query)
+    return Overview(ids, first, failing, deliveries_of(every, rows), list(store.problems))
 
 
 class _InMemory(ReadModel):
-    """Reads every session (or one), then filters. An ABC through
+    """Reads in a worker thread, through a :class:`Round` per call, one call
+    at a time (they share the summaries kept). An ABC through
     :class:`ReadModel`: each store says how its sessions are read."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._one_at_a_time = threading.Lock()
+
     @abstractmethod
-    def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
-        """Each session to read (only ``session_id`` when given, none when
-        it is not stored), with the call that reads its summary."""
+    def _round(self) -> AbstractContextManager[Round]:
+        """One call's reading of the store."""
 
-    async def _all(self, session_id: str | None) -> list[Summary]:
-        def work() -> tuple[list[Summary], list[tuple[str, str]]]:
-            return _summaries(self._read(session_id))
+    async def _run(self, job: Callable[[Round], T]) -> T:
+        def work() -> tuple[T, list[tuple[str, str]]]:
+            with self._one_at_a_time, self._round() as store:
+                return job(store), store.problems
 
-        found, self.problems = await off_loop(work)
-        return found
+        result, self.problems = await off_loop(work)  # a daemon thread: Ctrl-C never waits on it
+        return result
 
     async def reminders(
         self,
@@ -86,19 +179,26 @@ class _InMemory(ReadModel):
         limit: int | None = None,
     ) -> list[ReminderView]:
         check_query(sort, limit, due_within_ms)
-        return select(
-            reminders_of(await self._all(session_id), now_ms),
-            now_ms=now_ms,
-            due_within_ms=due_within_ms,
-            failing=failing,
-            sort=sort,
-            limit=limit,
-        )
+        query = Query(now_ms, due_within_ms, failing, sort, limit)
+        return await self._run(lambda store: answer(store, query, session_id))
 
     async def deliveries(
         self, *, limit: int = 100, session_id: str | None = None
     ) -> list[DeliveryView]:
-        return deliveries_of(await self._all(session_id), limit)
+        def job(store: Round) -> list[DeliveryView]:
+            ids = store.ids() if session_id is None else store.only(session_id)
+            return deliveries_of(store.load(ids), limit)
+
+        return await self._run(job)
+
+    async def sessions(self) -> list[str]:
+        return await self._run(lambda store: store.ids())
+
+    async def overview(self, *, now_ms: int, scan: int, rows: int) -> Overview:
+        return await self._run(lambda store: overview(store, now_ms, scan, rows))
+
+
+Stamp = tuple[int, int]  # a file's size and modification time (ns)
 
 
 class JsonlReadModel(_InMemory):
@@ -108,32 +208,51 @@ class JsonlReadModel(_InMemory):
     def __init__(self, directory: Path) -> None:
         super().__init__()
         self.directory = directory
-        self._cache: dict[str, tuple[tuple[int, int], Summary]] = {}
+        self._cache: dict[str, tuple[Stamp, Summary]] = {}
+        self.refused: list[tuple[str, str]] = []  # the last listing's non-files
 
-    async def sessions(self) -> list[str]:
-        return await off_loop(self._ids)
+    def _path(self, session_id: str) -> Path:
+        return self.directory / f"{session_id}.jsonl"
 
-    def _ids(self) -> list[str]:
-        return sorted(
-            path.stem for path in self.directory.glob("*.jsonl") if is_valid_session_id(path.stem)
-        )
+    def _listing(self) -> dict[str, Stamp]:
+        """Each session file's id and stamp, in one read of the directory.
+        A FIFO, socket or device named like a session file is left out, and
+        kept in ``refused`` with why (never opened for reading: a FIFO's
+        read would wait for a writer)."""
+        found: dict[str, Stamp] = {}
+        self.refused = []
+        with os.scandir(self.directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(".jsonl") or not is_valid_session_id(name[:-6]):
+                    continue
+                try:
+                    if not entry.is_file():
+                        if not entry.is_dir():
+                            self.refused.append((name[:-6], _not_regular(Path(entry.path))))
+                        continue
+                    info = entry.stat()
+                except OSError:
+                    continue
+                found[name[:-6]] = (info.st_size, info.st_mtime_ns)
+        return found
 
-    def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
-        ids = self._ids() if session_id is None else [session_id]
-        if session_id is not None and not (self.directory / f"{session_id}.jsonl").is_file():
-            return []
-        if session_id is None:
-            self._cache = {k: v for k, v in self._cache.items() if k in set(ids)}
-        return [(i, functools.partial(self._summary, i)) for i in ids]
+    @contextmanager
+    def _round(self) -> Iterator[Round]:
+        yield _JsonlRound(self)
 
-    def _summary(self, session_id: str) -> Summary:
-        path = self.directory / f"{session_id}.jsonl"
-        with open_regular(path) as file:  # a FIFO is refused, never waited on
+    def summary(self, session_id: str, stamp: Stamp | None = None) -> Summary:
+        """The session's summary: the cached one while its file's stamp
+        (``stamp``, as listed, else taken now) has not moved."""
+        kept = self.cached(session_id, stamp)
+        if kept is not None:
+            return kept
+        with open_regular(self._path(session_id)) as file:  # a FIFO is refused, never waited on
             info = os.fstat(file.fileno())
             stamp = (info.st_size, info.st_mtime_ns)
-            cached = self._cache.get(session_id)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
+            kept = self.cached(session_id, stamp)
+            if kept is not None:
+                return kept
             data = file.read()
         parsed = parse_session_jsonl(data)
         owned = parsed.events[parsed.header.owned_from :]
@@ -142,61 +261,89 @@ class JsonlReadModel(_InMemory):
         self._cache[session_id] = (stamp, summary)
         return summary
 
+    def cached(self, session_id: str, stamp: Stamp | None) -> Summary | None:
+        """The kept summary while the file's stamp has not moved."""
+        found = self._cache.get(session_id)
+        return found[1] if stamp is not None and found is not None and found[0] == stamp else None
 
-class SqliteReadModel(_InMemory):
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-
-    def _connect(self) -> sqlite3.Connection:
-        uri = self.path.absolute().as_uri() + "?mode=ro"
-        require_sqlite_files(self.path)
+    def holds_none(self, session_id: str, marker: bytes) -> bool:
+        """Whether the session's file surely holds no ``marker`` (without
+        parsing it: a file that cannot be read may hold anything)."""
         try:
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-            conn.execute("SELECT 1 FROM sessions, events, snapshots LIMIT 0")
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: not a tickler SQLite store ({exc})") from None
-        return conn
+            with open_regular(self._path(session_id)) as file:
+                return marker not in file.read()
+        except OSError:
+            return False
 
-    async def sessions(self) -> list[str]:
-        def work() -> list[str]:
-            with closing(self._connect()) as conn:
-                return [str(r[0]) for r in conn.execute("SELECT id FROM sessions ORDER BY id")]
+    def may_hold_paused(self, session_id: str, stamp: Stamp | None) -> bool:
+        cached = self.cached(session_id, stamp)
+        if cached is not None:
+            return any(fact.paused for fact in cached.reminders)
+        return not self.holds_none(session_id, PAUSED)
 
-        return await off_loop(work)
+    def forget_others(self, kept: dict[str, Stamp]) -> None:
+        """Drop the summaries of sessions no longer in the directory."""
+        for session_id in [k for k in self._cache if k not in kept]:
+            del self._cache[session_id]
 
-    def _read(self, session_id: str | None) -> list[tuple[str, Reader]]:
-        where, params = ("", ()) if session_id is None else (" WHERE id = ?", (session_id,))
-        with closing(self._connect()) as conn:
-            conn.execute("BEGIN")  # one consistent view of every table
-            headers = conn.execute(f"SELECT id, header FROM sessions{where}", params).fetchall()
-            swhere = where.replace("id", "session_id")
-            ewhere = "" if session_id is None else " AND e.session_id = ?"
-            marks = ",".join("?" * len(HISTORY_TYPES))
-            # Keyword arguments run in order: each query is read before the next.
-            fetched = FetchedRows(
-                snapshots=snapshots_by_session(
-                    conn.execute(f"SELECT session_id, through, data FROM snapshots{swhere}", params)
-                ),
-                events=events_by_session(
-                    conn.execute(
-                        "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
-                        " LEFT JOIN snapshots n ON n.session_id = e.session_id"
-                        f" WHERE e.seq >= coalesce(n.through, 0){ewhere}"
-                        " ORDER BY e.session_id, e.seq",
-                        params,
-                    )
-                ),
-                history=events_by_session(
-                    conn.execute(
-                        "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
-                        f" WHERE e.type IN ({marks}){ewhere} ORDER BY e.session_id, e.seq",
-                        (*HISTORY_TYPES, *params),
-                    )
-                ),
-            )
-            conn.execute("COMMIT")
-        return [
-            (str(sid), functools.partial(fetched.summary, str(sid), bytes(header)))
-            for sid, header in headers
-        ]
+
+class _JsonlRound:
+    def __init__(self, model: JsonlReadModel) -> None:
+        self.model = model
+        self.problems: list[tuple[str, str]] = []
+        self._listed: dict[str, Stamp] | None = None
+
+    def _listing(self) -> dict[str, Stamp]:
+        if self._listed is None:
+            self._listed = self.model._listing()
+            self.problems += self.model.refused  # a FIFO named like a session: reported
+            self.model.forget_others(self._listed)
+        return self._listed
+
+    def ids(self) -> list[str]:
+        return sorted(self._listing())
+
+    def only(self, session_id: str) -> list[str]:
+        return [session_id] if self.model._path(session_id).is_file() else []
+
+    def read(self, ids: Sequence[str]) -> dict[str, Summary]:
+        stamps = self._listed or {}
+        return read_each(ids, lambda i: self.model.summary(i, stamps.get(i)), self.problems)
+
+    def load(self, ids: Sequence[str]) -> list[Summary]:
+        return list(self.read(ids).values())
+
+    def plan(self, cutoff_ms: int) -> Plan | None:
+        rows = jsonl_rows(self.model.directory)
+        if rows is None:
+            return None
+        listed = self._listing()
+        return plan_of(
+            sorted(listed),
+            rows,
+            cutoff_ms,
+            fresh=lambda row: row.size == listed[row.session_id][0],
+            never_sent=lambda ids: {i for i in ids if self._waits_nothing(i)},
+        )
+
+    def _waits_nothing(self, session_id: str) -> bool:
+        """Whether no follow-up waits in the session's outbox: as its kept
+        summary says (its file unchanged), else when its file holds no
+        follow-up record at all."""
+        cached = self.model.cached(session_id, (self._listed or {}).get(session_id))
+        if cached is not None:
+            return all(row.delivered_ms is not None for row in cached.deliveries)
+        return self.model.holds_none(session_id, SENT)
+
+    def paused(self, ids: Sequence[str]) -> set[str]:
+        stamps = self._listed or {}
+        return {i for i in ids if self.model.may_hold_paused(i, stamps.get(i))}
+
+
+def _not_regular(path: Path) -> str:
+    """Why ``path`` (no regular file) is no session file, as opening it says."""
+    try:
+        with open_regular(path):
+            return f"{path}: not a regular file"
+    except Exception as exc:  # noqa: BLE001 - its reason is the answer
+        return problem(exc)

@@ -76,7 +76,8 @@ async def _opened(source: str, schema: str) -> AsyncIterator[ReadModel]:
         finally:
             await model.close()
         return
-    from tickler.adapters._read_files import JsonlReadModel, SqliteReadModel
+    from tickler.adapters._read_files import JsonlReadModel
+    from tickler.adapters._read_sqlite import SqliteReadModel
 
     if _file_kind(source) == "directory":
         yield JsonlReadModel(Path(source))

@@ -5,13 +5,25 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar
 
 from tickler.adapters._read_views import DeliveryView, ReminderView
 
 SORTS: Final = ("due", "session", "failures")
 """``due``: the soonest first (none last); ``session``: by session, then
 due; ``failures``: the most failed hand-overs first, then due."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """What the dashboard reads for one page (see :meth:`ReadModel.overview`)."""
+
+    sessions: list[str]
+    reminders: list[ReminderView]  # the first ``scan`` by due time
+    failing: list[ReminderView] | None  # None: every reminder is in ``reminders``
+    deliveries: list[DeliveryView]
+    problems: list[tuple[str, str]]
 
 
 class ReadModel(ABC):
@@ -49,6 +61,21 @@ class ReadModel(ABC):
     async def sessions(self) -> list[str]:
         """Every session id, sorted."""
 
+    async def overview(self, *, now_ms: int, scan: int, rows: int) -> Overview:
+        """The dashboard's read: every session id, the first ``scan``
+        reminders by due time, the failing ones (at most ``rows``, asked
+        for only when there were more than ``scan``), the deliveries answer
+        (at most ``rows``) and the sessions that could not be read. A store
+        may answer it in one pass."""
+        ids = await self.sessions()
+        due = await self.reminders(now_ms=now_ms, sort="due", limit=scan)
+        problems = list(self.problems)
+        failing = None
+        if len(due) >= scan:
+            failing = await self.reminders(now_ms=now_ms, failing=True, limit=rows)
+        deliveries = await self.deliveries(limit=rows)
+        return Overview(ids, due, failing, deliveries, problems)
+
 
 def check_query(sort: str, limit: int | None, due_within_ms: int | None) -> None:
     if sort not in SORTS:
@@ -59,10 +86,31 @@ def check_query(sort: str, limit: int | None, due_within_ms: int | None) -> None
         raise ValueError("due_within_ms must be 0 or more")
 
 
-def sort_key(sort: str) -> Callable[[ReminderView], tuple[object, ...]]:
+class Ranked(Protocol):
+    """What filtering and sorting look at: a :class:`ReminderView`, or the
+    :class:`~tickler.adapters._read_views.ReminderFacts` it is made from
+    (none of these depends on the query's ``now``), so a reader can cut
+    first and make views of the rows kept only."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def next_due_ms(self) -> int | None: ...
+    @property
+    def outbox(self) -> str: ...
+    @property
+    def failures(self) -> int: ...
+
+
+R = TypeVar("R", bound=Ranked)
+
+
+def sort_key(sort: str) -> Callable[[Ranked], tuple[object, ...]]:
     """The key :func:`select` sorts by (see :data:`SORTS`)."""
 
-    def due(view: ReminderView) -> tuple[bool, int]:
+    def due(view: Ranked) -> tuple[bool, int]:
         return view.next_due_ms is None, view.next_due_ms or 0
 
     if sort == "session":
@@ -72,7 +120,7 @@ def sort_key(sort: str) -> Callable[[ReminderView], tuple[object, ...]]:
     return lambda v: (*due(v), v.session_id, v.id)
 
 
-def matches(view: ReminderView, now_ms: int, due_within_ms: int | None, failing: bool) -> bool:
+def matches(view: Ranked, now_ms: int, due_within_ms: int | None, failing: bool) -> bool:
     if failing and view.outbox != "failing":
         return False
     if due_within_ms is not None:
@@ -81,15 +129,16 @@ def matches(view: ReminderView, now_ms: int, due_within_ms: int | None, failing:
 
 
 def select(
-    views: Iterable[ReminderView],
+    views: Iterable[R],
     *,
     now_ms: int,
     due_within_ms: int | None,
     failing: bool,
     sort: str,
     limit: int | None,
-) -> list[ReminderView]:
-    """Filter, sort and cut, in memory."""
+) -> list[R]:
+    """Filter, sort and cut, in memory (views, or the facts they are made
+    from: see :class:`Ranked`)."""
     chosen = [v for v in views if matches(v, now_ms, due_within_ms, failing)]
     chosen.sort(key=sort_key(sort))
     return chosen if limit is None else chosen[:limit]

@@ -130,8 +130,8 @@ class _Writer:
         if isinstance(self.log, WakeIndex):
             self.log.set_next_wake(next_wake(Loaded(self.state, dict(self.outbox)), now))
 
-    async def tool(self, args: dict[str, object], now: int) -> None:
-        command = parse_tool_call("schedule_create", args)
+    async def tool(self, args: dict[str, object], now: int, name: str = "schedule_create") -> None:
+        command = parse_tool_call(name, args)
         assert is_successful(command), command
         changes, _ = decide(self.state, command.unwrap(), now)
         self.log.append([NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes])
