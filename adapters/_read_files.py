@@ -208,7 +208,7 @@ class JsonlReadModel(_InMemory):
     def __init__(self, directory: Path) -> None:
         super().__init__()
         self.directory = directory
-        self._cache: dict[str, tuple[Stamp, Summary]] = {}
+        self._cache: dict[str, tuple[Stamp, int, Summary]] = {}
         self.refused: list[tuple[str, str]] = []  # the last listing's non-files
 
     def _path(self, session_id: str) -> Path:
@@ -241,30 +241,36 @@ class JsonlReadModel(_InMemory):
     def _round(self) -> Iterator[Round]:
         yield _JsonlRound(self)
 
-    def summary(self, session_id: str, stamp: Stamp | None = None) -> Summary:
+    def summary(self, session_id: str, stamp: Stamp | None = None, failures: int = 0) -> Summary:
         """The session's summary: the cached one while its file's stamp
-        (``stamp``, as listed, else taken now) has not moved."""
-        kept = self.cached(session_id, stamp)
+        (``stamp``, as listed, else taken now) and the failed hand-overs its
+        wake index row counts (``failures``, as a failure index keeps them:
+        the log records the 1st, 2nd, 4th ...) have not moved."""
+        kept = self.cached(session_id, stamp, failures)
         if kept is not None:
             return kept
         with open_regular(self._path(session_id)) as file:  # a FIFO is refused, never waited on
             info = os.fstat(file.fileno())
             stamp = (info.st_size, info.st_mtime_ns)
-            kept = self.cached(session_id, stamp)
+            kept = self.cached(session_id, stamp, failures)
             if kept is not None:
                 return kept
             data = file.read()
         parsed = parse_session_jsonl(data)
         owned = parsed.events[parsed.header.owned_from :]
         history = [e for e in owned if e.type in HISTORY_TYPES]
-        summary = summarize(SessionRows(parsed.header, None, parsed.events, history))
-        self._cache[session_id] = (stamp, summary)
+        rows = SessionRows(parsed.header, None, parsed.events, history, failures)
+        summary = summarize(rows)
+        self._cache[session_id] = (stamp, failures, summary)
         return summary
 
-    def cached(self, session_id: str, stamp: Stamp | None) -> Summary | None:
-        """The kept summary while the file's stamp has not moved."""
+    def cached(self, session_id: str, stamp: Stamp | None, failures: int = 0) -> Summary | None:
+        """The kept summary while the file's stamp (and its row's failure
+        count) have not moved."""
         found = self._cache.get(session_id)
-        return found[1] if stamp is not None and found is not None and found[0] == stamp else None
+        if stamp is None or found is None or found[:2] != (stamp, failures):
+            return None
+        return found[2]
 
     def holds_none(self, session_id: str, marker: bytes) -> bool:
         """Whether the session's file surely holds no ``marker`` (without
@@ -292,6 +298,7 @@ class _JsonlRound:
         self.model = model
         self.problems: list[tuple[str, str]] = []
         self._listed: dict[str, Stamp] | None = None
+        self._counts: dict[str, int] | None = None
 
     def _listing(self) -> dict[str, Stamp]:
         if self._listed is None:
@@ -308,7 +315,22 @@ class _JsonlRound:
 
     def read(self, ids: Sequence[str]) -> dict[str, Summary]:
         stamps = self._listed or {}
-        return read_each(ids, lambda i: self.model.summary(i, stamps.get(i)), self.problems)
+        counts = self._failures()
+        return read_each(
+            ids, lambda i: self.model.summary(i, stamps.get(i), counts.get(i, 0)), self.problems
+        )
+
+    def _failures(self) -> dict[str, int]:
+        """The failed hand-overs each wake index row counts (a row a process
+        holds is left out: its count is written at its close)."""
+        if self._counts is None:
+            rows = jsonl_rows(self.model.directory) or {}
+            self._counts = {
+                sid: row.failures
+                for sid, row in rows.items()
+                if row.holder is None and row.failures
+            }
+        return self._counts
 
     def load(self, ids: Sequence[str]) -> list[Summary]:
         return list(self.read(ids).values())
@@ -330,7 +352,8 @@ class _JsonlRound:
         """Whether no follow-up waits in the session's outbox: as its kept
         summary says (its file unchanged), else when its file holds no
         follow-up record at all."""
-        cached = self.model.cached(session_id, (self._listed or {}).get(session_id))
+        stamp = (self._listed or {}).get(session_id)
+        cached = self.model.cached(session_id, stamp, self._failures().get(session_id, 0))
         if cached is not None:
             return all(row.delivered_ms is not None for row in cached.deliveries)
         return self.model.holds_none(session_id, SENT)

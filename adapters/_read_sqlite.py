@@ -33,7 +33,10 @@ from tickler.shell._records import FOLLOWUP
 
 CHUNK: Final = 500
 """Sessions per statement when they are named (``IN (...)``)."""
-Stamp = tuple[bytes, int]  # a session's header and number of events
+Stamp = tuple[bytes, int, int]
+"""A session's header, number of events and the failed hand-overs its wake
+index row counts (as a failure index keeps them: the log records the 1st,
+2nd, 4th ...; a row a process holds counts 0 here until its close)."""
 
 
 class SqliteReadModel(_InMemory):
@@ -80,6 +83,10 @@ _HEADERS: Final = "SELECT id, header FROM sessions WHERE id IN {ids}"
 _COUNTS: Final = (
     "SELECT session_id, count(*) FROM events WHERE session_id IN {ids} GROUP BY session_id"
 )
+_FAILURES: Final = (
+    "SELECT session_id, failures FROM wakes"
+    " WHERE failures > 0 AND holder IS NULL AND session_id IN {ids}"
+)
 _SNAPSHOTS: Final = "SELECT session_id, through, data FROM snapshots WHERE session_id IN {ids}"
 _EVENTS: Final = (
     "SELECT e.session_id, e.seq, e.type, e.time, e.data FROM events e"
@@ -122,6 +129,7 @@ class _SqliteRound:
         self.conn = conn
         self.problems: list[tuple[str, str]] = []
         self._all: list[str] | None = None
+        self._has_index: bool | None = None
 
     def ids(self) -> list[str]:
         if self._all is None:
@@ -145,7 +153,7 @@ class _SqliteRound:
             stamp = stamps[session_id]
             found = self.model.cached(session_id, stamp)
             if found is None:
-                found = fetched.summary(session_id, stamp[0])
+                found = fetched.summary(session_id, stamp[0], stamp[2])
                 self.model.keep(session_id, stamp, found)
             return found
 
@@ -159,10 +167,25 @@ class _SqliteRound:
         when ``ids`` is None)."""
         heads: list[tuple[str, bytes]] = []
         counts: dict[str, int] = {}
+        failures: dict[str, int] = {}
         for named, params in _named(ids):
             heads += self.conn.execute(named(_HEADERS), params).fetchall()
             counts.update(self.conn.execute(named(_COUNTS), params))
-        return {str(sid): (bytes(header), int(counts.get(sid, 0))) for sid, header in heads}
+            if self._indexed():
+                failures.update(self.conn.execute(named(_FAILURES), params))
+        return {
+            str(sid): (bytes(header), int(counts.get(sid, 0)), int(failures.get(sid, 0)))
+            for sid, header in heads
+        }
+
+    def _indexed(self) -> bool:
+        """Whether the file holds a wake index (a store from before it has none)."""
+        if self._has_index is None:
+            found = self.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'wakes'"
+            ).fetchone()
+            self._has_index = found is not None
+        return self._has_index
 
     def _fetch(self, ids: Sequence[str] | None) -> FetchedRows:
         """The snapshots, the events after them and the delivery history of

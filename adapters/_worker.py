@@ -62,7 +62,7 @@ from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost
-from tickler.shell._ports import SessionLog, StoreError, WakeIndex
+from tickler.shell._ports import FailureIndex, SessionLog, StoreError, WakeIndex
 from tickler.shell._records import DELIVERED
 from tickler.shell._runtime import LEASE_MARGIN_S
 from tickler.shell._session import Session, open_log_session
@@ -93,14 +93,14 @@ factory a live process gives ``open_session``)."""
 
 
 @runtime_checkable
-class ClaimedLog(SessionLog, WakeIndex, Protocol):
+class ClaimedLog(SessionLog, WakeIndex, FailureIndex, Protocol):
     """A session a worker claimed: a log that keeps its wake index and
-    hears how the delivery went."""
+    failure count, and hears how the delivery went."""
 
     @property
     def failures(self) -> int:
-        """Failed deliveries of this session in a row, as claimed (the
-        worker's backoff grows with it)."""
+        """Failed hand-overs of the outbox's first follow-up, as claimed
+        (the worker's backoff grows with it)."""
         ...
 
     def defer(self, until: int) -> None:

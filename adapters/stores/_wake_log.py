@@ -8,11 +8,11 @@ from tickler.adapters.stores._wakes import Held
 
 
 class HeldWake:
-    """Mixed into a log: :class:`~tickler.shell._ports.WakeIndex` and the
-    worker's part (``defer``, ``delivered_all``, ``failures``: the failed
-    deliveries of a worker's runs in a row, for its backoff). Not a
-    :class:`~tickler.shell._ports.FailureIndex`: the embedded stores keep a
-    follow-up's failure count in its log, as the runtime records it."""
+    """Mixed into a log: :class:`~tickler.shell._ports.WakeIndex`,
+    :class:`~tickler.shell._ports.FailureIndex` (the failed hand-overs of
+    the outbox's first follow-up, kept in the index row as PostgreSQL keeps
+    them in the session row: the log records the 1st, 2nd, 4th ...) and
+    the worker's part (``defer``, ``delivered_all``, ``failures``)."""
 
     holder: str
     wake: int | None
@@ -42,6 +42,16 @@ class HeldWake:
         self.wake_dirty = True
         self._wake_changed()
 
+    @property
+    def handover_failures(self) -> int:
+        return self.failures_to_write
+
+    def set_handover_failures(self, count: int) -> None:
+        if count != self.failures_to_write:
+            self.failures_to_write = count
+            self.wake_dirty = True
+            self._wake_changed()
+
     def defer(self, until: int) -> None:
         """A worker could not hand a follow-up over: count the failure (once:
         the runtime may have counted it already) and look again at ``until``."""
@@ -52,11 +62,8 @@ class HeldWake:
         self._wake_changed()
 
     def delivered_all(self) -> None:
-        """Every follow-up was taken: the worker's failure count starts again."""
-        if self.failures_to_write:
-            self.failures_to_write = 0
-            self.wake_dirty = True
-            self._wake_changed()
+        """Every follow-up was taken: the failure count starts again."""
+        self.set_handover_failures(0)
 
     def exact_wake(self, length: int) -> tuple[bool, int | None]:
         """Whether the wake is known at close (the log holding ``length``

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tickler.adapters._dashboard_app import create_app
 from tickler.adapters._dashboard_serve import listen, serve
-from tickler.adapters._read_files import JsonlReadModel
+from tickler.adapters._read_files import JsonlReadModel, Stamp
 from tickler.adapters._read_views import Summary
 
 
@@ -25,7 +25,7 @@ class HungReads(JsonlReadModel):
         super().__init__(directory)
         self.fifo = fifo
 
-    def _summary(self, session_id: str) -> Summary:
+    def summary(self, session_id: str, stamp: Stamp | None = None, failures: int = 0) -> Summary:
         with self.fifo.open("rb") as never:  # blocks until a writer comes, then on the read
             never.read()
         raise AssertionError("the FIFO was written to")
