@@ -14,7 +14,9 @@ before each of its reminders' next due instants, except for a session
 whose hand-over failed (a worker then puts its wake off to the retry): so
 the failing sessions are always read too, and a walk in wake order may
 stop once it has ``limit`` reminders due before the wake of the next
-session it would read.
+session it would read. Nor does a wake bound a follow-up waiting in the
+outbox (it was due before it was put there): a session whose wake has
+passed and that ever put a follow-up there is always read as well.
 
 A session whose reminders are all paused needs no process: it has no wake.
 Its reminders are due never, so they sort after every reminder due; such
@@ -52,6 +54,7 @@ from tickler.adapters.stores._postgres_schema import (
     with_connect_timeout,
 )
 from tickler.shell._ports import StoreError
+from tickler.shell._records import FOLLOWUP
 
 try:
     import psycopg
@@ -183,7 +186,12 @@ class PostgresReadModel(ReadModel):
         views = reminders_of(await self._load(failing_ids), now_ms)
         if failing:
             return chosen(views)
-        read = set(failing_ids)
+        # A follow-up waiting in an outbox was due before its session's wake
+        # (the instant it was put there): once that wake has passed, the
+        # session's wake bounds nothing, so it is read, as failing ones are.
+        waiting_ids = [i for i in await self._waiting_ids(now_ms) if i not in set(failing_ids)]
+        views += reminders_of(await self._load(waiting_ids), now_ms)
+        read = {*failing_ids, *waiting_ids}
         walk = _Walk(read, horizon, now_ms, due_within_ms, sort, limit)
         if sort == "session":
             views += await self._walk_by_id(walk, chosen)
@@ -225,6 +233,19 @@ class PostgresReadModel(ReadModel):
         rows = await self._rows(
             "SELECT id FROM {s}.sessions WHERE failures > 0 ORDER BY failures DESC, id LIMIT %s",
             (FAILING_MOST,),
+        )
+        return [str(r[0]) for r in rows]
+
+    async def _waiting_ids(self, now_ms: int) -> list[str]:
+        """The sessions whose wake has passed (at or before the later of
+        ``now_ms`` and the wall clock) and that ever put a follow-up in
+        their outbox: one may wait there still."""
+        cutoff = max(now_ms, time.time_ns() // 1_000_000)
+        rows = await self._rows(
+            "SELECT s.id FROM {s}.sessions s WHERE s.next_due_at <= %s AND s.failures = 0"
+            " AND EXISTS (SELECT 1 FROM {s}.events e WHERE e.session_id = s.id"
+            " AND e.type = %s) ORDER BY s.id",
+            (cutoff, FOLLOWUP),
         )
         return [str(r[0]) for r in rows]
 
