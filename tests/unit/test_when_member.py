@@ -130,3 +130,25 @@ def test_the_reference_profile_knows_no_when() -> None:
     assert parse_tool_call("schedule_create", args, profile="reference") == Failure(
         ScheduleError("invalid_selector", Msg.SELECTOR)
     )
+
+
+@pytest.mark.parametrize("message", [Msg.SELECTOR_EXTENDED, Msg.WHEN, Msg.WHEN_AND_FLAT])
+def test_every_example_in_the_messages_is_a_call_that_answers(message: str) -> None:
+    """The refusals show the schema's form, and what they show works."""
+    examples = _json_examples(message)
+    assert examples
+    for example in examples:
+        args = example if "prompt" in example else {"prompt": "tea", "when": example}
+        assert "when" in args
+        changes, text = handle(EMPTY_STATE, "schedule_create", args, NOW)
+        assert len(changes) == 1, text
+
+
+def _json_examples(text: str) -> list[dict[str, Any]]:
+    """The JSON objects written in ``text``."""
+    decoder, found, at = json.JSONDecoder(), [], text.find("{")
+    while at != -1:
+        value, end = decoder.raw_decode(text, at)
+        found.append(value)
+        at = text.find("{", end)
+    return found
