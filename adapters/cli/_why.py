@@ -200,7 +200,8 @@ class _Teller:
             text = f"resumed{who} (what fell due while paused is not replayed){after}"
             self.add(event, text, "resumed", **extra)
         elif moved and parse_instant(moved) <= event.time:
-            self.add(event, f"delivered now{who}: next due {moved}", "delivered_now", **extra)
+            text = f"made due now{who}, to be delivered at once: next due {moved}"
+            self.add(event, text, "due_now", **extra)
         elif moved:
             self.add(event, f"snoozed{who}: next due {moved}", "snoozed", **extra)
 
