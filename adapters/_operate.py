@@ -120,6 +120,35 @@ def open_store(source: str, *, schema: str, wait_s: float) -> SessionStore:
     raise OperatorError(f"{source}: no such directory or SQLite file (nor a postgresql:// DSN)")
 
 
+@dataclass(frozen=True)
+class Operator:
+    """Actions on the sessions of one store (``source``, ``schema``), each
+    opening the store for just that action (the dashboard's buttons)."""
+
+    source: str
+    schema: str = "tickler"
+    default_by: str = "operator"
+    wait_s: float = DEFAULT_WAIT_S
+    profile: Profile = DEFAULT_PROFILE
+
+    async def act(
+        self,
+        session_id: str,
+        action: Action,
+        reminder_id: str,
+        by: str,
+        snooze_seconds: int | None = None,
+    ) -> Done:
+        command = command_for(action, reminder_id, by, snooze_seconds)
+        store = open_store(self.source, schema=self.schema, wait_s=self.wait_s)
+        try:
+            return await act(
+                store, session_id, command, action, by, wait_s=self.wait_s, profile=self.profile
+            )
+        finally:
+            await store.close()
+
+
 async def act(
     store: SessionStore,
     session_id: str,

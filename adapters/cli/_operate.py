@@ -10,20 +10,14 @@ from typing import Any
 
 import click
 
-from tickler.adapters._operate import (
-    DEFAULT_WAIT_S,
-    Action,
-    Done,
-    OperatorError,
-    act,
-    command_for,
-    open_store,
-)
+from tickler.adapters._operate import DEFAULT_WAIT_S, Action, Done, Operator, OperatorError
+from tickler.adapters._read_model import is_dsn
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._options import profile_option
 from tickler.adapters.cli._output import print_json
+from tickler.adapters.cli._postgres import require_psycopg
 from tickler.adapters.cli._visible import visible
-from tickler.core import Profile, ToolCommand
+from tickler.core import Profile
 
 _DONE_TEXT = {
     "pause": "paused",
@@ -34,7 +28,8 @@ _DONE_TEXT = {
 }
 
 
-def _operator() -> str:
+def default_operator() -> str:
+    """The OS user running the command: the operator when --by is not given."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no user name for this uid
@@ -84,21 +79,12 @@ def _run(
     profile: Profile,
     snooze_seconds: int | None = None,
 ) -> int:
-    operator = by if by is not None else _operator()
+    operator = by if by is not None else default_operator()
+    if is_dsn(store):
+        require_psycopg()
+    acting = Operator(store, schema, operator, wait_s, profile)
     try:
-        command = command_for(action, reminder_id, operator, snooze_seconds)
-        done = asyncio.run(
-            _act(
-                store,
-                schema,
-                session_id,
-                command,
-                action,
-                by=operator,
-                wait_s=wait_s,
-                profile=profile,
-            )
-        )
+        done = asyncio.run(acting.act(session_id, action, reminder_id, operator, snooze_seconds))
     except OperatorError as exc:
         raise CliError(str(exc)) from None
     if as_json:
@@ -106,30 +92,6 @@ def _run(
     else:
         click.echo(_text(done))
     return 0
-
-
-async def _act(
-    source: str,
-    schema: str,
-    session_id: str,
-    command: ToolCommand,
-    action: Action,
-    *,
-    by: str,
-    wait_s: float,
-    profile: Profile,
-) -> Done:
-    from tickler.adapters._read_model import is_dsn
-
-    if is_dsn(source):
-        from tickler.adapters.cli._postgres import require_psycopg
-
-        require_psycopg()
-    store = open_store(source, schema=schema, wait_s=wait_s)
-    try:
-        return await act(store, session_id, command, action, by, wait_s=wait_s, profile=profile)
-    finally:
-        await store.close()
 
 
 def _text(done: Done) -> str:
