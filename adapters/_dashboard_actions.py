@@ -24,9 +24,8 @@ from typing import Final, cast
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-import jinja2
-
 from tickler.adapters._dashboard_view import ReminderLine, moment, reminder_line
+from tickler.adapters._extras import missing_extra
 from tickler.adapters._operate import ACTIONS, Action, Operator, OperatorError
 from tickler.adapters._read_model import ReadModel
 from tickler.adapters._session_history import history, read_session
@@ -34,10 +33,11 @@ from tickler.core import CorruptScheduleLog
 from tickler.shell._ports import StoreError
 
 try:
+    import jinja2
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, PlainTextResponse, Response
-except ImportError as exc:  # the ui extra; _dashboard_app says so first
-    raise ImportError(str(exc)) from exc
+except ImportError as exc:
+    raise missing_extra("dashboard", "ui") from exc
 
 SNOOZES: Final = {"15m": 900, "1h": 3600, "1d": 86_400}
 """The snoozes a button offers."""
