@@ -61,9 +61,12 @@ def forms_for(token: str, operator: Operator) -> Forms:
 
 def _same_origin(request: Request) -> bool:
     """The request comes from a page of this dashboard: its ``Origin``
-    names the ``Host`` it was sent to."""
+    names the ``Host`` it was sent to (over http, or https when a TLS
+    proxy is in front)."""
     origin, host = request.headers.get("origin"), request.headers.get("host")
-    return origin is not None and host is not None and origin == f"{request.url.scheme}://{host}"
+    if origin is None or host is None:
+        return False
+    return origin in (f"http://{host}", f"https://{host}")
 
 
 def _refused(status: int, text: str, headers: Mapping[str, str]) -> Response:

@@ -134,6 +134,8 @@ def test_with_a_token_each_reminder_has_buttons(client: TestClient) -> None:
         ({}, {}, 403),  # no Origin: not from a page of ours
         ({"Origin": "http://evil.example"}, {}, 403),
         ({"Origin": "null"}, {}, 403),
+        ({"Origin": "http://testserver.evil.example"}, {}, 403),
+        ({"Origin": "http://testserver:8080"}, {}, 403),
         (ORIGIN, {"csrf": "forged"}, 403),
         (ORIGIN, {"csrf": ""}, 403),
         (ORIGIN, {"action": "explode"}, 400),
@@ -199,3 +201,12 @@ def test_snooze_and_cancel_from_the_dashboard(client: TestClient, store: Path) -
 def test_the_session_view_of_an_unknown_session_is_404(client: TestClient) -> None:
     assert client.get(f"/session?id=nope&token={TOKEN}").status_code == 404
     assert client.get(f"/session?id=../x&token={TOKEN}").status_code == 400
+
+
+def test_a_tls_proxy_in_front_keeps_the_origin_check(client: TestClient) -> None:
+    """Behind a TLS proxy the page's Origin is https, the request http."""
+    form = _form(client.get(f"/?token={TOKEN}").text)
+    asked = client.post(
+        f"/confirm?token={TOKEN}", data=form, headers={"Origin": "https://testserver"}
+    )
+    assert asked.status_code == 200
