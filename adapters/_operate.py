@@ -139,8 +139,15 @@ class Operator:
         by: str,
         snooze_seconds: int | None = None,
     ) -> Done:
+        from tickler.adapters._read_model import is_dsn
+
         command = command_for(action, reminder_id, by, snooze_seconds)
-        store = open_store(self.source, schema=self.schema, wait_s=self.wait_s)
+        if is_dsn(self.source):  # its pool belongs to this event loop
+            store = open_store(self.source, schema=self.schema, wait_s=self.wait_s)
+        else:  # an embedded store's opening reads files: not on the event loop
+            store = await asyncio.to_thread(
+                open_store, self.source, schema=self.schema, wait_s=self.wait_s
+            )
         try:
             return await act(
                 store, session_id, command, action, by, wait_s=self.wait_s, profile=self.profile
@@ -201,7 +208,7 @@ def _done(
         action,
         by,
         changed=bool(operated.changes),
-        recorded_by=all('"by":' in e for e in events),
+        recorded_by=all(isinstance(getattr(c, "by", None), str) for c in operated.changes),
         events=events,
         state=None if view is None else view.state,
         next_due=None if view is None else view.record.scheduled_at,
