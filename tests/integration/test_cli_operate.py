@@ -245,3 +245,26 @@ def test_a_session_a_worker_holds_is_waited_for(holder: Holding) -> None:
     out, err = waiting.communicate(timeout=90)
     assert (waiting.returncode, err) == (0, "")
     assert "paused schedule-1 of session s1 by opsuser" in out
+
+
+def test_inspect_why_names_the_operator(source: Source) -> None:
+    extra = _schema(source)
+    assert (
+        tickler("pause", source.source, "s1", "schedule-1", "--by", "ana", *extra).returncode == 0
+    )
+    assert tickler("deliver-now", source.source, "s1", "schedule-2", *extra).returncode == 0
+    assert (
+        tickler("cancel", source.source, "s1", "schedule-3", "--by", "bo", *extra).returncode == 0
+    )
+    where = [f"{source.source}/s1.jsonl"] if source.kind == "jsonl" else [source.source]
+    where += [] if source.kind == "jsonl" else ["--session", "s1", *extra]
+    steps = {}
+    for reminder_id in ("schedule-1", "schedule-2", "schedule-3"):
+        run = tickler("inspect", *where, "--why", reminder_id, "--json")
+        assert run.returncode == 0, run.stderr
+        (story,) = json.loads(run.stdout)["stories"]
+        steps[reminder_id] = story["steps"][-1]
+    assert (steps["schedule-1"]["event"], steps["schedule-1"]["by"]) == ("paused", "ana")
+    assert (steps["schedule-2"]["event"], steps["schedule-2"]["by"]) == ("due_now", "opsuser")
+    assert (steps["schedule-3"]["event"], steps["schedule-3"]["by"]) == ("deleted", "bo")
+    assert "cancelled by operator bo" in steps["schedule-3"]["text"]
