@@ -1,8 +1,10 @@
-"""The dashboard as an ASGI app (Starlette): one read-only page, rendered
-on the server from a template shipped in the package, that reloads itself.
+"""The dashboard as an ASGI app (Starlette): one page, rendered on the
+server from a template shipped in the package, that reloads itself, a
+view per session, and, with a token and an operator, buttons for the
+operator's actions (:mod:`~tickler.adapters._dashboard_actions`).
 
 Needs the ``ui`` extra (Starlette, Jinja2; uvicorn serves it). Only GET
-(and HEAD) are answered; any other method is 405. With a token, every
+(and HEAD) are answered, and POST for the actions; any other method is 405. With a token, every
 request must carry it (``Authorization: Bearer TOKEN`` or ``?token=TOKEN``,
 which the page's own refresh keeps), else 401. Without one, only a request
 whose ``Host`` names this machine is answered, else 421: a web page whose
@@ -16,12 +18,15 @@ import asyncio
 import hmac
 from collections.abc import Callable
 from typing import Final
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
+from tickler.adapters._dashboard_actions import Actions, forms_for
 from tickler.adapters._dashboard_cache import SharedRead
 from tickler.adapters._dashboard_view import gather
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._loopback import is_loopback_host_header
+from tickler.adapters._operate import Operator
 from tickler.adapters._read_model import ReadModel
 from tickler.adapters._times import local_zone
 from tickler.shell._clock import SystemClock
@@ -109,6 +114,15 @@ class _LoopbackHostGate:
         await self._app(scope, receive, send)
 
 
+def _with_actions(headers: dict[str, str]) -> dict[str, str]:
+    """The headers of a dashboard with buttons: its forms post to itself,
+    and a browser sends their ``Origin`` (which a ``no-referrer`` policy
+    would blank); the URL, which may hold the token, still goes nowhere
+    else."""
+    policy = headers["Content-Security-Policy"].replace("form-action 'none'", "form-action 'self'")
+    return {**headers, "Content-Security-Policy": policy, "Referrer-Policy": "same-origin"}
+
+
 def create_app(
     model: ReadModel,
     *,
@@ -117,6 +131,9 @@ def create_app(
     zone: ZoneInfo | None = None,
     title: str = "dashboard",
     refresh_seconds: int = 10,
+    operator: Operator | None = None,
+    source: str | None = None,
+    schema: str = "tickler",
 ) -> ASGIApp:
     """The dashboard over ``model`` (a store's read model); ``now`` gives
     epoch milliseconds. Times are shown in UTC and in each reminder's own
@@ -125,17 +142,46 @@ def create_app(
     carry it; without, its ``Host`` must be a loopback name (127.0.0.1,
     localhost, [::1], with any port). The store is read at most once per
     ``refresh_seconds``, and that read is shared by every request meanwhile
-    (see SharedRead)."""
+    (see SharedRead). ``source`` (the store's path or DSN, and its
+    ``schema``) adds the session view; ``operator`` adds the operator's
+    buttons, but only with a token (see
+    :mod:`~tickler.adapters._dashboard_actions`)."""
     viewer = local_zone() if zone is None else zone
     if token is not None and not token.strip():
         raise ValueError("the dashboard token is empty")
-    page = templates().get_template("dashboard.html")
+    pages = templates()
+    page = pages.get_template("dashboard.html")
+    forms = None if token is None or operator is None else forms_for(token.strip(), operator)
+    headers = HEADERS if forms is None else _with_actions(HEADERS)
+    link_query = None
+    if source is not None:
+        link_query = "" if token is None else f"&token={quote(token.strip(), safe='')}"
 
     async def read(now_ms: int) -> str:
         view = await gather(model, now_ms, viewer)
-        return await asyncio.to_thread(page.render, page=view, title=title, refresh=refresh_seconds)
+        return await asyncio.to_thread(
+            page.render,
+            page=view,
+            title=title,
+            refresh=refresh_seconds,
+            forms=forms,
+            link_query=link_query,
+        )
 
     shared = SharedRead(read, now, refresh_seconds * 1000)
+    actions = Actions(
+        operator if forms is not None else None,
+        forms,
+        model,
+        pages,
+        headers,
+        now,
+        viewer,
+        title,
+        schema,
+        source,
+        shared.forget,
+    )
 
     async def dashboard(request: Request) -> Response:
         try:
@@ -146,13 +192,16 @@ def create_app(
                 status_code=503,
                 headers={"Retry-After": str(refresh_seconds), **HEADERS},
             )
-        return HTMLResponse(html, headers=HEADERS)
+        return HTMLResponse(html, headers=headers)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return PlainTextResponse("404: the dashboard is at /\n", status_code=404, headers=HEADERS)
 
-    app: ASGIApp = Starlette(
-        routes=[Route("/", dashboard, methods=["GET"])],
-        exception_handlers={404: not_found},
-    )
+    routes = [Route("/", dashboard, methods=["GET"])]
+    if source is not None:
+        routes.append(Route("/session", actions.session, methods=["GET"]))
+    if forms is not None:
+        routes.append(Route("/confirm", actions.confirm, methods=["POST"]))
+        routes.append(Route("/act", actions.act, methods=["POST"]))
+    app: ASGIApp = Starlette(routes=routes, exception_handlers={404: not_found})
     return _LoopbackHostGate(app) if token is None else _TokenGate(app, token.strip())

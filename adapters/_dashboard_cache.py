@@ -42,6 +42,11 @@ class SharedRead(Generic[T]):
         # read the others wait for.
         return await asyncio.shield(running)
 
+    def forget(self) -> None:
+        """The latest read is stale (an operator changed a session): the
+        next call reads again."""
+        self._latest = None
+
     async def _refresh(self, now_ms: int) -> T:
         try:
             value = await self._read(now_ms)

@@ -25,6 +25,7 @@ from tickler.core._model import (
     CreateChange,
     CreateChangeV2,
     DeleteChange,
+    DeleteChangeV2,
     DispatchChange,
     EverySchedule,
     ScheduleChange,
@@ -43,6 +44,7 @@ from tickler.core._rules import (
     id_breach,
     instant_rule,
     log_reason,
+    operator_breach,
     paused_rule,
     prompt_breach,
     request_id_breach,
@@ -96,8 +98,11 @@ def decode_change_value(value: object) -> ScheduleChange:  # noqa: C901 - one br
     version = value.get("version")
     if _is_v2_create(value):
         return _decode_v2_create(value)
-    if _is_v2(value) and value.get("operation") == "update":
-        return _decode_update(value)
+    operation = value.get("operation")
+    # A version-2 delete names its operator; any other is the reference's
+    # wrong version.
+    if _is_v2(value) and (operation == "update" or (operation == "delete" and "by" in value)):
+        return _decode_update(value) if operation == "update" else _decode_v2_delete(value)
     # Version 2 holds only what version 1 cannot say; any other payload must
     # be version 1 (the reference's own reason for every other version).
     if isinstance(version, bool) or version != 1:
@@ -130,16 +135,29 @@ def _is_v2(value: Mapping[str, object]) -> bool:
 
 _UPDATE_REQUIRED: Final = frozenset({"version", "operation", "id"})
 _UPDATE_OPTIONAL: Final = frozenset({"prompt", "paused", "scheduledAt"})
+_V2_DELETE_KEYS: Final = frozenset({"version", "operation", "id", "by"})
+
+
+def _decode_operator(value: object) -> str:
+    breach = operator_breach(value)
+    if breach is not None:
+        raise CorruptScheduleLog(log_reason(breach))
+    assert isinstance(value, str)
+    return value
+
+
+def _decode_v2_delete(value: Mapping[str, object]) -> DeleteChangeV2:
+    """An operator's delete: exactly its keys, then id and by."""
+    if value.keys() != _V2_DELETE_KEYS:
+        raise CorruptScheduleLog(Reason.V2_DELETE_KEYS)
+    return DeleteChangeV2(id=_decode_id(value["id"]), by=_decode_operator(value["by"]))
 
 
 def _decode_update(value: Mapping[str, object]) -> UpdateChange:
     """Keys, then id, prompt, paused and scheduledAt by the rulebook."""
     keys = value.keys()
-    if (
-        not keys >= _UPDATE_REQUIRED
-        or not keys - _UPDATE_REQUIRED
-        or not (keys - _UPDATE_REQUIRED <= _UPDATE_OPTIONAL)
-    ):
+    changed = keys - _UPDATE_REQUIRED - {"by"}  # who made it is no change of its own
+    if not keys >= _UPDATE_REQUIRED or not changed or not (changed <= _UPDATE_OPTIONAL):
         raise CorruptScheduleLog(Reason.UPDATE_KEYS)
     schedule_id = _decode_id(value["id"])
     change = UpdateChange(id=schedule_id)
@@ -157,6 +175,8 @@ def _decode_update(value: Mapping[str, object]) -> UpdateChange:
         change = msgspec.structs.replace(change, paused=paused)
     if "scheduledAt" in keys:
         change = msgspec.structs.replace(change, scheduled_at=_decode_instant(value["scheduledAt"]))
+    if "by" in keys:
+        change = msgspec.structs.replace(change, by=_decode_operator(value["by"]))
     return change
 
 
@@ -294,6 +314,11 @@ def change_json(change: ScheduleChange) -> str:
             return f'{{"version":1,"operation":"dispatch","id":{js_string(schedule_id)}}}'
         case UpdateChange():
             return _update_json(change)
+        case DeleteChangeV2(id=schedule_id, by=by):
+            return (
+                f'{{"version":2,"operation":"delete","id":{js_string(schedule_id)},'
+                f'"by":{js_string(by)}}}'
+            )
 
 
 def _update_json(change: UpdateChange) -> str:
@@ -304,6 +329,8 @@ def _update_json(change: UpdateChange) -> str:
         text += f',"paused":{"true" if change.paused else "false"}'
     if isinstance(change.scheduled_at, str):
         text += f',"scheduledAt":"{change.scheduled_at}"'
+    if isinstance(change.by, str):
+        text += f',"by":{js_string(change.by)}'
     return text + "}"
 
 

@@ -81,10 +81,17 @@ class UpdateSchedule(msgspec.Struct, frozen=True, kw_only=True):
     prompt: object = msgspec.UNSET
     paused: object = msgspec.UNSET
     snooze_seconds: object = msgspec.UNSET
+    # An operator's action (never a tool call's): who made it, and "deliver
+    # now" (the next occurrence moved to now).
+    by: str | None = None
+    due_now: bool = False
 
 
 class DeleteSchedule(msgspec.Struct, frozen=True):
+    """``schedule_delete``; ``by`` names the operator of an operator's cancel."""
+
     id: str
+    by: str | None = None
 
 
 class DeliverDue(msgspec.Struct, frozen=True):

@@ -64,6 +64,7 @@ from tickler.core._rules import (
     every_interval_rule,
     id_breach,
     is_due,
+    operator_breach,
     paused_rule,
     request_id_breach,
     resumed_target,
@@ -129,8 +130,8 @@ def _decide(state: State, command: Command, now: int, profile: Profile) -> Decis
             return (), Failure(INTERNAL_ERROR)  # no such tool in the v1 contract
         case UpdateSchedule():
             return _update(state, command, now)
-        case DeleteSchedule(id=schedule_id):
-            return _delete(state, schedule_id)
+        case DeleteSchedule():
+            return _delete(state, command, profile)
         case DeliverDue():
             return _deliver_due(state, now)
 
@@ -172,6 +173,8 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
     the change: only what differs is logged; nothing differing logs nothing."""
     if id_breach(command.id) is not None:
         return (), Failure(error("invalid_rule", Msg.UPDATE_ID))
+    if command.by is not None and operator_breach(command.by) is not None:
+        return (), Failure(tool_error(Breach.OPERATOR))
     active = state.entries.get(command.id)
     if active is None:
         return (), Success(NotFound(command.id, "update"))
@@ -197,6 +200,12 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
         if breach is not None:
             return (), Failure(tool_error(breach))
         target = now + seconds * 1000
+    elif command.due_now:
+        if paused:
+            return (), Failure(error("invalid_rule", Msg.DELIVER_PAUSED))
+        if target_breach(now + 1, now) is not None:  # an unusable clock sample
+            return (), Failure(tool_error(Breach.OUT_OF_RANGE))
+        target = min(target, now)  # one already due stays as it is
     elif was_paused and not paused:
         target = resumed_target(record, target, state.lattice(command.id), now)
     change = UpdateChange(id=command.id)
@@ -208,6 +217,8 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
         change = msgspec.structs.replace(change, scheduled_at=format_instant(target))
     if change == UpdateChange(id=command.id):
         return (), Success(Updated(_view(state, record, now)))
+    if command.by is not None:
+        change = msgspec.structs.replace(change, by=command.by)
     updated = evolve(state, change)
     changed = updated.get(command.id)
     assert changed is not None
@@ -317,14 +328,21 @@ def _create(state: State, command: CreateSchedule, now: int, profile: Profile) -
     return (create(record, request),), Success(Created(view(record, now)))
 
 
-def _delete(state: State, schedule_id: object) -> Decision:
+def _delete(state: State, command: DeleteSchedule, profile: Profile) -> Decision:
+    """A delete; an operator's names them (version 2), except in the
+    reference profile, whose version-1 delete cannot: there it is the plain
+    delete, and the caller says the name was not recorded."""
+    schedule_id: object = command.id
     breach = id_breach(schedule_id)
     if breach is not None:
         return (), Failure(tool_error(breach))
     assert isinstance(schedule_id, str)
+    if command.by is not None and operator_breach(command.by) is not None:
+        return (), Failure(tool_error(Breach.OPERATOR))
     if state.get(schedule_id) is None:
         return (), Success(NotFound(schedule_id))
-    return (delete(schedule_id),), Success(Deleted(schedule_id))
+    by = command.by if profile == "extended" else None
+    return (delete(schedule_id, by),), Success(Deleted(schedule_id))
 
 
 def _deliver_due(state: State, now: int) -> Decision:

@@ -111,6 +111,11 @@ class Msg:
         "request_id was already used with other arguments: retry with exactly the same "
         "arguments to get the first answer, or send a new request_id for a new reminder."
     )
+    OPERATOR: Final = (
+        "by must name the operator: a non-empty string without surrounding whitespace, "
+        "at most 200 characters."
+    )
+    DELIVER_PAUSED: Final = "A paused reminder is not delivered now: resume it first."
     CORRUPT: Final = "The session schedule log is corrupt."
     PERSISTENCE: Final = (
         "Schedule persistence is uncertain; retry with schedule_list before relying on this result."

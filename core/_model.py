@@ -164,6 +164,24 @@ class UpdateChange(msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_u
     prompt: Prompt | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     scheduled_at: Instant | UnsetType = UNSET
+    # The operator who made the change (tickler pause, the dashboard); a
+    # model's tool call names none.
+    by: str | UnsetType = UNSET
+
+    @property
+    def version(self) -> Literal[2]:
+        return 2
+
+
+class DeleteChangeV2(
+    msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True
+):
+    """A version-2 delete: an operator's cancel, naming the operator
+    ``by`` (a model's ``schedule_delete`` is the version-1 delete). Decoded
+    by the exact path only."""
+
+    id: ScheduleId
+    by: str
 
     @property
     def version(self) -> Literal[2]:
@@ -172,7 +190,7 @@ class UpdateChange(msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_u
 
 V1Change: TypeAlias = CreateChange | DeleteChange | DispatchChange
 ScheduleChange: TypeAlias = (
-    CreateChange | DeleteChange | DispatchChange | CreateChangeV2 | UpdateChange
+    CreateChange | DeleteChange | DispatchChange | CreateChangeV2 | UpdateChange | DeleteChangeV2
 )
 
 
@@ -188,7 +206,10 @@ def create(
     return CreateChange(version=1, schedule=record)
 
 
-def delete(schedule_id: str) -> DeleteChange:
+def delete(schedule_id: str, by: str | None = None) -> DeleteChange | DeleteChangeV2:
+    """The delete of ``schedule_id``; version 2 when an operator ``by`` made it."""
+    if by is not None:
+        return DeleteChangeV2(id=schedule_id, by=by)
     return DeleteChange(version=1, id=schedule_id)
 
 

@@ -95,6 +95,8 @@ class Breach(enum.Enum):
     DISPATCH_PAUSED = "dispatch_paused"  # a dispatch of a paused reminder
     PAUSED_NOT_BOOLEAN = "paused_not_boolean"  # paused is not true or false
     SNOOZE_SECONDS = "snooze_seconds"  # not a safe integer of at least 1
+    # operator actions (v2)
+    OPERATOR = "operator"  # by: not a trimmed non-empty string of at most 200 characters
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -118,6 +120,17 @@ def id_breach(schedule_id: object) -> Breach | None:
     """An id, logged or given to ``schedule_delete``: non-empty, no
     surrounding whitespace."""
     return None if is_stored_text(schedule_id) else Breach.ID
+
+
+MAX_OPERATOR_LENGTH: Final = 200
+
+
+def operator_breach(by: object) -> Breach | None:
+    """The operator a change names (``by``): non-empty, already trimmed, at
+    most 200 characters."""
+    if is_stored_text(by) and len(str(by)) <= MAX_OPERATOR_LENGTH:
+        return None
+    return Breach.OPERATOR
 
 
 def tool_prompt(prompt: object) -> str | Breach:
@@ -647,6 +660,9 @@ class Reason:
         "calendar schedule must contain exactly id, kind, prompt, cron, timeZone, dstGap, "
         "dstOverlap, and scheduledAt"
     )
+    V2_DELETE_KEYS: Final = (
+        "schedule delete version 2 must contain exactly version, operation, id, and by"
+    )
     NOT_JSON: Final = "schedule/change payload is not valid JSON"
     SEED_OUT_OF_LOG: Final = "schedule seedLength must be within the supplied event log"
 
@@ -678,6 +694,10 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
         "whitespace, at most 200 characters"
     ),
     Breach.ARGS_DIGEST: "schedule create argsDigest must be 64 lowercase hex digits",
+    Breach.OPERATOR: (
+        "schedule change by must be a non-empty string without surrounding whitespace, "
+        "at most 200 characters"
+    ),
 }
 
 
@@ -717,6 +737,7 @@ _TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
     Breach.SNOOZE_SECONDS: error("invalid_rule", Msg.SNOOZE_SECONDS),
     Breach.REQUEST_ID: error("invalid_rule", Msg.REQUEST_ID),
     Breach.REQUEST_OTHER_ARGS: error("invalid_rule", Msg.REQUEST_OTHER_ARGS),
+    Breach.OPERATOR: error("invalid_rule", Msg.OPERATOR),
 }
 
 

@@ -29,6 +29,7 @@ from tickler.core._model import (
     CreateChange,
     CreateChangeV2,
     DeleteChange,
+    DeleteChangeV2,
     DispatchChange,
     EverySchedule,
     ScheduleChange,
@@ -48,6 +49,7 @@ from tickler.core._rules import (
     is_stored_text,
     log_reason,
     occurrence_rule,
+    operator_breach,
     paused_rule,
     prompt_breach,
     record_rule,
@@ -166,10 +168,11 @@ def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case 
                 raise _broken(reused, record.id)
             request = _request(book, change)
             book.create(Entry(book.created, record, target), request)
-        case DeleteChange(id=schedule_id):
+        case DeleteChange(id=schedule_id) | DeleteChangeV2(id=schedule_id):
             entry = book.get(schedule_id)
             if entry is None:
                 raise _broken(id_breach(schedule_id) or Breach.DELETE_INACTIVE, schedule_id)
+            _judge_operator(change)
             book.remove(entry)
         case DispatchChange(id=schedule_id, accepted_at=accepted_at):
             entry = book.get(schedule_id)
@@ -185,7 +188,17 @@ def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case 
             entry = book.get(schedule_id)
             if entry is None:
                 raise _broken(id_breach(schedule_id) or Breach.UPDATE_INACTIVE, schedule_id)
+            _judge_operator(change)
             _update(book, entry, change)
+
+
+def _judge_operator(change: ScheduleChange) -> None:
+    """The operator an operator's change names (one built by hand too)."""
+    by = getattr(change, "by", UNSET)
+    if by is not UNSET:
+        breach = operator_breach(by)
+        if breach is not None:
+            raise _broken(breach)
 
 
 def _request(book: _Book, change: ScheduleChange) -> CreateChangeV2 | None:

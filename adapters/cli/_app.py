@@ -1,4 +1,5 @@
-"""The click application: ``tickler check|inspect|reminders|demo|chat|mcp|ui``."""
+"""The click application: ``tickler check|inspect|reminders|demo|chat|mcp|ui``, and the
+operator's ``pause|resume|snooze|cancel|deliver-now``."""
 
 from __future__ import annotations
 
@@ -370,5 +371,13 @@ def _add_ui_command() -> None:
     cli.add_command(ui)
 
 
+def _add_operator_commands() -> None:
+    from tickler.adapters.cli._operate import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
 _add_postgres_commands()
 _add_ui_command()
+_add_operator_commands()

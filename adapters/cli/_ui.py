@@ -120,6 +120,23 @@ def check_options(store: str | None, dsn: str | None, host: str, token: str | No
     show_default=True,
     help="Seconds between the page's reloads.",
 )
+@click.option(
+    "--by",
+    default=None,
+    metavar="NAME",
+    help="With a token: the operator the action buttons name by default "
+    "(default: this OS user; each confirmation page may name another).",
+)
+@click.option(
+    "--wait",
+    "wait_s",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long an action waits for a session a worker is delivering.",
+)
+@click.option("--read-only", is_flag=True, help="No action buttons, even with a token.")
 @log_level_option
 @log_format_option
 def ui(
@@ -132,13 +149,22 @@ def ui(
     token: str | None,
     tz_name: str | None,
     refresh: int,
+    by: str | None,
+    wait_s: float,
+    read_only: bool,
     log_level: str,
     log_format: str,
 ) -> int:
-    """Serve a read-only dashboard of a store: its sessions, what fires in
-    the next 24 hours and 7 days, the delivery history with lateness, and
-    the follow-ups that are failing or stuck; every time in the reminder's
-    zone and in UTC. It never takes a session's lease or lock.
+    """Serve a dashboard of a store: its sessions (each with its story,
+    operators' changes named), what fires in the next 24 hours and 7 days,
+    the delivery history with lateness, and the follow-ups that are failing
+    or stuck; every time in the reminder's zone and in UTC. Reading never
+    takes a session's lease or lock.
+
+    With a token (even on loopback), each reminder has buttons: pause or
+    resume, deliver now, snooze, cancel; each asks for a confirmation that
+    names the operator, and is then done as tickler pause ... does it,
+    through the session's lock or lease. --read-only leaves them out.
 
     Exit 0 after Ctrl-C, 1 when PostgreSQL cannot be reached, 2 for usage
     errors (a missing token for an address other than loopback included).
@@ -166,9 +192,25 @@ def ui(
     async def run() -> None:
         async with open_read_model(source, schema=schema) as model:
             title = store_title(store, dsn)
-            app = create_app(model, token=token, zone=zone, title=title, refresh_seconds=refresh)
+            operator = None
+            if token is not None and not read_only:
+                from tickler.adapters._operate import Operator
+                from tickler.adapters.cli._operate import default_operator
+
+                operator = Operator(source, schema, by or default_operator(), wait_s)
+            app = create_app(
+                model,
+                token=token,
+                zone=zone,
+                title=title,
+                refresh_seconds=refresh,
+                operator=operator,
+                source=source,
+                schema=schema,
+            )
             hint = " (add ?token=YOUR_TOKEN)" if token is not None else ""
-            click.echo(f"tickler ui: {url_of(sock)}{hint}; read-only; Ctrl-C stops it", err=True)
+            mode = "read-only" if operator is None else "with operator actions"
+            click.echo(f"tickler ui: {url_of(sock)}{hint}; {mode}; Ctrl-C stops it", err=True)
             await serve(app, sock)
 
     try:

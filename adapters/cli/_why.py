@@ -24,6 +24,7 @@ from tickler.core import (
     CreateChange,
     CreateChangeV2,
     DeleteChange,
+    DeleteChangeV2,
     DispatchChange,
     EverySchedule,
     ParsedSession,
@@ -63,6 +64,7 @@ class Step(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     occurrence_at: str | None = None
     late_ms: int | None = None
     skipped: int | None = None
+    by: str | None = None  # the operator who made the change, when one did
 
 
 @dataclass
@@ -171,6 +173,9 @@ class _Teller:
             case DeleteChange(id=self.id):
                 self.done = f"deleted at {format_instant(event.time)}"
                 self.add(event, "by schedule_delete", "deleted")
+            case DeleteChangeV2(id=self.id, by=by):
+                self.done = f"cancelled by operator {by} at {format_instant(event.time)}"
+                self.add(event, f"cancelled by operator {by}", "deleted", by=by)
             case UpdateChange(id=self.id):
                 self.updated(event, change)
             case DispatchChange(id=self.id):
@@ -179,19 +184,26 @@ class _Teller:
                     self.done = "its last occurrence was dispatched"
 
     def updated(self, event: SessionEvent, change: UpdateChange) -> None:
-        """A change in place: one step per thing that changed."""
+        """A change in place: one step per thing that changed (and who made
+        it, when an operator did)."""
+        by = change.by if isinstance(change.by, str) else None
+        extra: dict[str, object] = {} if by is None else {"by": by}
+        who = "" if by is None else f" (by operator {by})"
         if isinstance(change.prompt, str):
-            self.add(event, f"prompt changed to {change.prompt!r}", "updated")
+            self.add(event, f"prompt changed to {change.prompt!r}{who}", "updated", **extra)
         moved = change.scheduled_at if isinstance(change.scheduled_at, str) else None
         if change.paused is True:
-            self.add(event, "paused: it delivers nothing until it is resumed", "paused")
+            text = f"paused{who}: it delivers nothing until it is resumed"
+            self.add(event, text, "paused", **extra)
         elif change.paused is False:
             after = f"; next due {moved}" if moved else ""
-            self.add(
-                event, f"resumed (what fell due while paused is not replayed){after}", "resumed"
-            )
+            text = f"resumed{who} (what fell due while paused is not replayed){after}"
+            self.add(event, text, "resumed", **extra)
+        elif moved and parse_instant(moved) <= event.time:
+            text = f"made due now{who}, to be delivered at once: next due {moved}"
+            self.add(event, text, "due_now", **extra)
         elif moved:
-            self.add(event, f"snoozed: next due {moved}", "snoozed")
+            self.add(event, f"snoozed{who}: next due {moved}", "snoozed", **extra)
 
     def followup(self, event: SessionEvent) -> None:
         message = decode_followup(event.data)

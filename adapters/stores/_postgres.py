@@ -403,6 +403,14 @@ class PostgresStore:
         rows = self._sync_query(f"SELECT id FROM {self.schema}.sessions ORDER BY id", ())
         return [str(row[0]) for row in rows]
 
+    def lease_holder(self, session_id: str) -> str | None:
+        """Who holds the session's lease now (its owner), or None."""
+        rows = self._sync_query(
+            f"SELECT lease_owner FROM {self.schema}.sessions WHERE id = %s AND lease_until > now()",
+            (session_id,),
+        )
+        return None if not rows or rows[0][0] is None else str(rows[0][0])
+
     async def close(self) -> None:
         if self._closed:
             return

@@ -10,13 +10,14 @@ tests/artifacts/."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import selectors
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -168,3 +169,160 @@ def test_the_dashboard_in_a_real_browser(dashboard: tuple[str, tuple[int, int]])
             assert "join the standup" in page.locator("#next-24-hours").inner_text()
         finally:
             browser.close()
+
+
+TARGET = """
+import os
+from pathlib import Path
+
+def record(message, session):
+    with Path(os.environ["OUT"]).open("a") as out:
+        out.write(f"{session} {message.key}\\n")
+        out.flush()
+        os.fsync(out.fileno())
+"""
+OPERATOR = "e2e-operator"
+
+
+async def _three_reminders(path: Path) -> None:
+    """Session ``ops``: three reminders an hour away."""
+
+    async def deliver(message: FollowUp, session: str) -> None:
+        raise AssertionError("nothing is due yet")
+
+    store = SqliteStore(path)
+    try:
+        async with open_session(store, "ops", host=delivery_target(function=deliver)) as s:
+            for prompt in ("stand up", "stretch", "drink water"):
+                await s.schedule(prompt, after=timedelta(hours=1))
+    finally:
+        await store.close()
+
+
+def _wait_for(condition: Callable[[], bool], bound_s: float, what: str) -> None:
+    """Poll for observed progress, with a generous bound (no timing claim)."""
+    deadline = time.monotonic() + bound_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting {bound_s:g} s for {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """A worker serving a fresh SQLite store (``tickler worker --store``),
+    and ``tickler ui`` with a token over it: the page's URL, the store and
+    the file the worker's target writes each delivery to."""
+    path = tmp_path / "store.sqlite"
+    asyncio.run(_three_reminders(path))
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "app_target.py").write_text(TARGET)
+    out = tmp_path / "calls.txt"
+    env = {k: v for k, v in os.environ.items() if k not in ("TICKLER_DSN", "PYTHONPATH")}
+    worker = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "tickler", "worker", "--store", str(path)),
+            *("--deliver", "app_target:record", "--poll", "0.2"),
+        ],
+        cwd=app,
+        env={**env, "OUT": str(out)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ui = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "tickler", "ui", "--store", str(path), "--port", "0"),
+            *("--refresh", "60", "--by", "nobody-default"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, "TICKLER_UI_TOKEN": TOKEN},
+    )
+    try:
+        yield _served_url(ui), path, out
+    finally:
+        for process in (ui, worker):
+            process.terminate()
+        _, ui_err = ui.communicate(timeout=30)
+        _, worker_err = worker.communicate(timeout=60)
+    assert ui.returncode == 0, ui_err
+    assert worker.returncode == 0, worker_err
+    assert "Traceback" not in worker_err
+
+
+def _act(page: Page, action: str, reminder_id: str) -> str:
+    """Click ``action`` for ``reminder_id`` on the dashboard, confirm it
+    naming the operator, and return the outcome's text."""
+    page.click(f'#next-24-hours button[data-action="{action}"][data-id="{reminder_id}"]')
+    page.wait_for_selector("#question")
+    assert reminder_id in page.inner_text("#question")
+    page.fill('input[name="by"]', OPERATOR)
+    page.click("#confirm")
+    page.wait_for_selector("#outcome")
+    outcome = page.inner_text("#outcome")
+    page.click("#back")
+    page.wait_for_selector("#next-24-hours")
+    return outcome
+
+
+def test_an_operator_pauses_and_cancels_by_clicking_while_a_worker_serves(
+    served: tuple[str, Path, Path],
+) -> None:
+    url, path, out = served
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            shown = page.goto(f"{url}?token={TOKEN}")
+            assert shown is not None
+            assert shown.status == 200
+            assert f"pause: reminder schedule-1 of session ops, by {OPERATOR}" in _act(
+                page, "pause", "schedule-1"
+            )
+            assert f"by {OPERATOR}" in _act(page, "cancel", "schedule-2")
+            assert "schedule-2" not in page.inner_text("#next-24-hours")
+            assert "stand up" in page.inner_text("#paused")
+
+            # The paused reminder falls due (an operator's snooze, from the
+            # CLI), and the third is delivered now, by clicking: the worker
+            # delivers the third only.
+            snoozed = subprocess.run(
+                [
+                    *(sys.executable, "-m", "tickler", "snooze", str(path), "ops", "schedule-1"),
+                    *("1s", "--by", OPERATOR, "--json"),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            due = datetime.fromisoformat(json.loads(snoozed.stdout)["nextDue"])
+            _wait_for(lambda: datetime.now(UTC) > due, 30, "schedule-1 to fall due, paused")
+            assert f"by {OPERATOR}" in _act(page, "deliver-now", "schedule-3")
+
+            def lines() -> list[str]:
+                return out.read_text().splitlines() if out.exists() else []
+
+            _wait_for(lambda: len(lines()) >= 1, 60, "the worker's delivery")
+            (call,) = lines()
+            assert call.startswith("ops schedule-3@")
+
+            # The session's story names the operator for each action.
+            page.click('#sessions a:has-text("ops")')
+            page.wait_for_selector("#story")
+            story = page.inner_text("#story")
+            assert f"paused (by operator {OPERATOR})" in story
+            assert f"cancelled by operator {OPERATOR}" in story
+            assert f"made due now (by operator {OPERATOR})" in story
+            _screenshot(page, "dashboard-operator.png")
+            _wait_for(lambda: "delivered" in _reload_story(page), 60, "the delivery in the story")
+            assert lines() == [call]
+        finally:
+            browser.close()
+
+
+def _reload_story(page: Page) -> str:
+    page.reload()
+    return page.inner_text("#story")

@@ -347,6 +347,13 @@ LOG_CASES = [
     LogCase("update id padded", (AT,), _update(id="schedule-1 ", paused=True), Breach.ID),
     LogCase("update prompt padded", (AT,), _update(prompt=" q"), Breach.PROMPT, "update"),
     LogCase("update paused not boolean", (AT,), _update(paused=1), Breach.PAUSED_NOT_BOOLEAN),
+    # the operator an operator's change names (by)
+    LogCase("update by an operator", (AT,), _update(paused=True, by="ana"), None),
+    LogCase("update by empty", (AT,), _update(paused=True, by=""), Breach.OPERATOR),
+    LogCase("update by padded", (AT,), _update(paused=True, by="ana "), Breach.OPERATOR),
+    LogCase("update by too long", (AT,), _update(paused=True, by="a" * 201), Breach.OPERATOR),
+    LogCase("delete by an operator", (AT,), {"version": 2, "operation": "delete", "id": "schedule-1", "by": "ana"}, None),
+    LogCase("delete by not text", (AT,), {"version": 2, "operation": "delete", "id": "schedule-1", "by": 1}, Breach.OPERATOR),
     LogCase("update instant bad", (AT,), _update(scheduledAt="2026-08-05T13:00:00Z"), Breach.INSTANT_SHAPE),
     LogCase("update every on its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:15:00.000Z"), None),
     LogCase("update every snoozed off its lattice", (EVERY,), _update(scheduledAt="2026-08-05T12:14:00.000Z"), None),
@@ -404,9 +411,9 @@ def _typed_change(change: dict[str, Any]) -> ScheduleChange:
             args_digest=change.get("argsDigest"),
         )
     if change["operation"] == "delete":
-        return delete(change["id"])
+        return delete(change["id"], change.get("by"))
     if change["operation"] == "update":
-        fields = {"prompt": "prompt", "paused": "paused", "scheduledAt": "scheduled_at"}
+        fields = {"prompt": "prompt", "paused": "paused", "scheduledAt": "scheduled_at", "by": "by"}
         return UpdateChange(
             id=change["id"], **{fields[k]: v for k, v in change.items() if k in fields}
         )
@@ -438,6 +445,7 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.PAUSED_NOT_BOOLEAN,
         Breach.REQUEST_ID,
         Breach.ARGS_DIGEST,
+        Breach.OPERATOR,
     }
     if case.breach is None:
         decode_change(json.dumps(case.judged))
