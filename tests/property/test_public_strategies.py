@@ -88,6 +88,9 @@ def test_a_damaged_log_is_refused_at_its_index_with_its_reason(case: DamagedLog)
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_drawn_tool_call_gets_a_success_or_a_closed_error(profile: Profile) -> None:
+    answers: set[str] = set()
+
+    @settings(max_examples=100)
     @given(st.data())
     def check(data: st.DataObject) -> None:
         log = data.draw(session_logs(profile=profile, max_steps=8))
@@ -98,6 +101,9 @@ def test_every_drawn_tool_call_gets_a_success_or_a_closed_error(profile: Profile
         answer = json.loads(text)
         if isinstance(answer, dict) and "code" in answer and "message" in answer:
             assert answer["code"] in ERROR_CODES
+            answers.add(answer["code"])
+        else:
+            answers.add("success")
         # Without handle's safety net: a known tool never faults.
         parsed = parse_tool_call(call.name, call.arguments, profile=profile)
         if is_successful(parsed):
@@ -107,6 +113,9 @@ def test_every_drawn_tool_call_gets_a_success_or_a_closed_error(profile: Profile
             assert parsed.failure().code != "internal_error", call
 
     check()
+    # The draws reach successes and the shape errors, not one answer only.
+    assert {"success", "invalid_selector", "invalid_rule"} <= answers, answers
+    assert len(answers) >= 5, answers
 
 
 _NOW: Final = 1_800_000_000_000  # after every drawn session's last instant
