@@ -11,9 +11,11 @@ The schedule changes come from the core's own ``handle`` and ``decide``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import msgspec
 from hypothesis import strategies as st
 
 from tickler.core import (
@@ -66,11 +68,13 @@ _PROMPTS: Final = st.sampled_from(["tea", "stand-up", "stretch", "check the buil
 @dataclass(frozen=True)
 class ValidLog:
     """A valid session's events, the seed length before which they are the
-    parent's, and the schedule changes the session made, in order."""
+    parent's, the schedule changes the session made (in order) and the
+    session's clock at its last step (epoch milliseconds)."""
 
     events: tuple[SessionEvent, ...]
     seed_length: int
     changes: tuple[ScheduleChange, ...]
+    now: int
 
     def state(self) -> State:
         """The state the changes leave, evolved one change at a time."""
@@ -78,6 +82,16 @@ class ValidLog:
         for change in self.changes:
             state = evolve(state, change)
         return state
+
+    def append(self, changes: Iterable[ScheduleChange], now: int) -> ValidLog:
+        """This log with ``changes`` (what ``decide`` or ``handle`` returned
+        at ``now``) appended as ``schedule/change`` events at ``now``."""
+        added = tuple(changes)
+        events = [*self.events]
+        for change in added:
+            data = msgspec.Raw(encode_change(change))
+            events.append(SessionEvent(type=SCHEDULE_CHANGE, seq=len(events), time=now, data=data))
+        return replace(self, events=tuple(events), changes=self.changes + added, now=now)
 
 
 def _calendar() -> st.SearchStrategy[dict[str, Any]]:
@@ -179,4 +193,4 @@ def session_logs(
             made.append(change)
         for type_, data in draw(st.lists(OTHER_EVENTS, max_size=1)):
             log.append(type_, data, now)
-    return ValidLog(tuple(log.events), seed_length, tuple(made))
+    return ValidLog(tuple(log.events), seed_length, tuple(made), now)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 
 from tickler.core import (
+    EMPTY_STATE,
     ERROR_CODES,
     CorruptScheduleLog,
     Profile,
@@ -96,8 +97,13 @@ def test_every_drawn_tool_call_gets_a_success_or_a_closed_error(profile: Profile
         log = data.draw(session_logs(profile=profile, max_steps=8))
         state = log.state()
         ids = [record.id for record in state.active]
-        call: ToolCall = data.draw(tool_calls(profile=profile, ids=ids))
-        _, text = handle(state, call.name, call.arguments, _NOW, profile=profile)
+        call: ToolCall = data.draw(tool_calls(profile=profile, now=_NOW, ids=ids))
+        changes, text = handle(state, call.name, call.arguments, _NOW, profile=profile)
+        # What handle returns, the fold reads: the longer log replays to
+        # the state evolved by the new changes.
+        longer = log.append(changes, _NOW)
+        assert replay(longer.events, longer.seed_length).unwrap() == longer.state()
+        assert longer.changes[len(log.changes) :] == changes
         answer = json.loads(text)
         if isinstance(answer, dict) and "code" in answer and "message" in answer:
             assert answer["code"] in ERROR_CODES
@@ -115,7 +121,25 @@ def test_every_drawn_tool_call_gets_a_success_or_a_closed_error(profile: Profile
     check()
     # The draws reach successes and the shape errors, not one answer only.
     assert {"success", "invalid_selector", "invalid_rule"} <= answers, answers
-    assert len(answers) >= 5, answers
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_drawn_tool_calls_reach_every_kind_of_answer(profile: Profile) -> None:
+    """Inside the schemas and beyond them: successes, each shape error, a
+    time in the past, an unknown tool."""
+    answers: set[str] = set()
+
+    @settings(max_examples=400)
+    @given(tool_calls(profile=profile, now=_NOW))
+    def collect(call: ToolCall) -> None:
+        _, text = handle(EMPTY_STATE, call.name, call.arguments, _NOW, profile=profile)
+        answer = json.loads(text)
+        answers.add(answer.get("code", "success") if isinstance(answer, dict) else "success")
+
+    collect()
+    wanted = {"success", "schedule_not_found", "invalid_prompt", "invalid_selector"}
+    wanted |= {"invalid_rule", "not_future", "internal_error"}
+    assert wanted <= answers, wanted - answers
 
 
 _NOW: Final = 1_800_000_000_000  # after every drawn session's last instant
