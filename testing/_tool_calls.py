@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, timedelta
+from functools import cache
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -325,13 +326,20 @@ def schema_arguments(
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Arguments of tool ``name`` that its input schema allows (the extended
     profile's strict schemas), an ``id`` often one of ``ids``."""
+    aimed = tuple(ids)
+    return _from_tool_schema(name, profile).flatmap(lambda arguments: _ids_near(arguments, aimed))
+
+
+@cache
+def _from_tool_schema(name: str, profile: Profile) -> st.SearchStrategy[dict[str, Any]]:
     catalog = {tool["name"]: tool for tool in tool_catalog(profile=profile)}
     schema: dict[str, Any] = catalog[name]["input_schema"]
-    return (
-        from_schema(schema)
-        .flatmap(_one_selector)
-        .flatmap(lambda arguments: _ids_near(arguments, ids))
-    )
+    return from_schema(schema).flatmap(_one_selector)
+
+
+@cache
+def _tool_names(profile: Profile) -> tuple[str, ...]:
+    return tuple(str(tool["name"]) for tool in tool_catalog(profile=profile))
 
 
 def _id_value(ids: Sequence[str]) -> st.SearchStrategy[Json]:
@@ -366,7 +374,7 @@ def tool_calls(
     schema allows (extended profile), every form of each field and its near
     misses, an extra key, arguments that are no object, and now and then an
     unknown tool. ``ids`` are ids worth aiming delete and update at."""
-    names = [str(tool["name"]) for tool in tool_catalog(profile=profile)]
+    names = _tool_names(profile)
     match draw(st.integers(0, 19)):
         case 0:
             return ToolCall(draw(st.sampled_from([*_OTHER_NAMES, *names])), draw(json_values))

@@ -17,6 +17,7 @@ from returns.pipeline import is_successful
 from tickler.core import (
     EMPTY_STATE,
     ERROR_CODES,
+    SCHEDULE_CHANGE,
     CorruptScheduleLog,
     Profile,
     check_log,
@@ -24,6 +25,7 @@ from tickler.core import (
     encode_change,
     fold,
     handle,
+    parse_instant,
     parse_tool_call,
     render,
 )
@@ -54,9 +56,24 @@ def test_a_drawn_session_log_replays_to_the_state_evolved_change_by_change(
     check()
 
 
+# Daylight-saving changes of 2026 (UTC): Europe, New York, Lord Howe.
+TRANSITIONS: Final = tuple(
+    parse_instant(text)
+    for text in (
+        "2026-03-29T01:00:00.000Z",
+        "2026-10-25T01:00:00.000Z",
+        "2026-03-08T07:00:00.000Z",
+        "2026-11-01T06:00:00.000Z",
+        "2026-04-04T15:00:00.000Z",
+        "2026-10-03T15:30:00.000Z",
+    )
+)
+
+
 def test_session_logs_hold_every_kind_of_reminder_and_event() -> None:
     """Over the derandomized draws, the logs are not all alike: creates of
-    each kind, updates, deletes, dispatches, request ids and a seed prefix."""
+    each kind, updates, deletes, dispatches, request ids, a seed prefix,
+    and sessions that cross a daylight-saving change."""
     seen: set[str] = set()
 
     @settings(max_examples=60)
@@ -69,10 +86,14 @@ def test_session_logs_hold_every_kind_of_reminder_and_event() -> None:
             seen.add(operation)
             if operation == "create":
                 seen.add(value["schedule"]["kind"])
-                seen.update({"request"} if "requestId" in value else set())
+                seen.update({"request id"} if "requestId" in value else set())
+        owned = [e.time for e in log.events[log.seed_length :] if e.type == SCHEDULE_CHANGE]
+        if owned and any(owned[0] < at < owned[-1] for at in TRANSITIONS):
+            seen.add("daylight-saving change")
 
     collect()
-    wanted = {"seed", "create", "delete", "dispatch", "update", "after", "every", "at", "calendar"}
+    wanted = {"seed", "create", "delete", "dispatch", "update", "after", "every", "at"}
+    wanted |= {"calendar", "request id", "daylight-saving change"}
     assert wanted <= seen, wanted - seen
 
 
