@@ -1,6 +1,7 @@
 """Testing with tickler: the store contract, one test suite for every
 ``SessionStore`` (tickler's own and yours); :func:`replay`, a log checked
-the way ``tickler check`` checks one; and, in
+the way ``tickler check`` checks one, and :func:`session_file`, events as a
+session file; and, in
 :mod:`tickler.testing.strategies`, Hypothesis strategies for tool calls and
 for valid and damaged session logs (see the README's "Property-based
 replay tests of your own").
@@ -91,6 +92,7 @@ from tickler.shell import (
     Snapshot,
     StoreError,
 )
+from tickler.testing._files import session_file
 from tickler.testing._replay import replay
 
 __all__ = [
@@ -101,6 +103,7 @@ __all__ = [
     "expected",
     "new_events",
     "replay",
+    "session_file",
     "summary",
     "try_open_in_child",
 ]

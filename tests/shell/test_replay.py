@@ -1,17 +1,21 @@
 """``tickler.testing.replay`` checks a log the way ``tickler check`` does:
 the same verdict, index and reason for the schedule log and for tickler's
 own records after the seed prefix, and a parsed file's header gives the
-seed length."""
+seed length. Drawn logs, written as files, get the verdicts their
+strategies promise."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
 from returns.pipeline import is_successful
 
 from tickler.adapters.cli._check import CORRUPT, VALID, check_file
 from tickler.core import fold, parse_session_jsonl
-from tickler.testing import replay
+from tickler.testing import replay, session_file
+from tickler.testing.strategies import DamagedLog, ValidLog, damaged_logs, session_logs
 
 HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":1785931200000,"seedLength":2}'
 CREATE = (
@@ -77,3 +81,32 @@ def test_a_corrupt_schedule_change_is_reported_as_tickler_check_reports_it(
     assert (failure.index, failure.reason) == (2, "schedule/change version must be 1")
     verdict = check_file(_written(tmp_path, data))
     assert (verdict.status, verdict.line, verdict.reason) == (CORRUPT, 4, failure.reason)
+
+
+@settings(max_examples=20)
+@given(logs=damaged_logs())
+def test_a_damaged_log_as_a_file_gets_tickler_checks_verdict_at_its_line(
+    tmp_path_factory: pytest.TempPathFactory, logs: DamagedLog
+) -> None:
+    data = session_file(logs.events, logs.seed_length)
+    failure = replay(parse_session_jsonl(data)).failure()
+    assert (failure.index, failure.reason) == (logs.index, logs.reason)
+    verdict = check_file(_written(tmp_path_factory.mktemp("damaged"), data))
+    # the header is line 1, event i is line i + 2
+    assert (verdict.status, verdict.line, verdict.reason) == (CORRUPT, logs.index + 2, logs.reason)
+
+
+@settings(max_examples=20)
+@given(log=session_logs())
+def test_a_session_log_as_a_file_is_valid_for_tickler_check(
+    tmp_path_factory: pytest.TempPathFactory, log: ValidLog
+) -> None:
+    data = session_file(log.events, log.seed_length)
+    state = replay(parse_session_jsonl(data)).unwrap()
+    assert state == log.state()
+    verdict = check_file(_written(tmp_path_factory.mktemp("valid"), data))
+    assert (verdict.status, verdict.events, verdict.active) == (
+        VALID,
+        len(log.events),
+        len(state.active),
+    )
