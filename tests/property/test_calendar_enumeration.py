@@ -43,7 +43,7 @@ from tickler.core._calendar import (
 )
 from tickler.testing.strategies import load_zone
 
-from .strategies import fewer_examples
+from .oracles import fewer_examples
 
 MINUTE: Final = 60_000
 HOUR: Final = 60 * MINUTE

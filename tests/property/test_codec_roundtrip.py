@@ -30,7 +30,7 @@ from tickler.core import (
 )
 from tickler.testing.strategies import CHANGES, LONE_SURROGATES, js_stringify
 
-from .strategies import expected_json
+from .oracles import expected_json
 
 
 @given(CHANGES)

@@ -27,7 +27,7 @@ from tickler.core import (
 )
 from tickler.testing.strategies import MAX_MS, MIN_MS, MS_PER_DAY, iso, ms_from_iso, valid_logs
 
-from .strategies import batch_text, big_log, fewer_examples, one_shot_text
+from .oracles import batch_text, big_log, fewer_examples, one_shot_text
 
 
 @st.composite

@@ -40,7 +40,7 @@ from tickler.testing.strategies import (
     trimmed_texts,
 )
 
-from .strategies import BATCH_HEAD, batch_text
+from .oracles import BATCH_HEAD, batch_text
 
 
 def _every(target: int, seconds: int, schedule_id: str = "schedule-1") -> EverySchedule:

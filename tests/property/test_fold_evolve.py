@@ -58,7 +58,7 @@ from tickler.testing.strategies import (
     valid_logs,
 )
 
-from .strategies import big_log, fewer_examples
+from .oracles import big_log, fewer_examples
 
 CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"

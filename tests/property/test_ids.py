@@ -36,7 +36,7 @@ from tickler.testing.strategies import (
     valid_logs,
 )
 
-from .strategies import allocate
+from .oracles import allocate
 
 # Mostly allocated-looking ids, so allocation has gaps to skip.
 LOG_IDS: Final = st.one_of(
