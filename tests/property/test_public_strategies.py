@@ -40,6 +40,11 @@ from tickler.testing.strategies import (
 )
 
 PROFILES: Final[tuple[Profile, ...]] = ("reference", "extended")
+_NOW: Final = 1_800_000_000_000  # 2027-01-15: after every drawn session's last instant
+_NAMES: Final = {
+    "reference": {"schedule_create", "schedule_list", "schedule_delete"},
+    "extended": {"schedule_create", "schedule_list", "schedule_delete", "schedule_update"},
+}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -161,13 +166,6 @@ def test_drawn_tool_calls_reach_every_kind_of_answer(profile: Profile) -> None:
     wanted = {"success", "schedule_not_found", "invalid_prompt", "invalid_selector"}
     wanted |= {"invalid_rule", "not_future", "internal_error"}
     assert wanted <= answers, wanted - answers
-
-
-_NOW: Final = 1_800_000_000_000  # after every drawn session's last instant
-_NAMES: Final = {
-    "reference": {"schedule_create", "schedule_list", "schedule_delete"},
-    "extended": {"schedule_create", "schedule_list", "schedule_delete", "schedule_update"},
-}
 
 
 def test_a_seed_replays_the_same_draws() -> None:
