@@ -20,11 +20,13 @@ after a restart or a ``kill -9`` too. ``LogSession`` also works on its
 own: ``Runner.run(agent, text, session=LogSession(log))``.
 
 Strict mode, per tool: the SDK's strict mode makes every property required
-and closes every object. ``schedule_list`` (no arguments) and
+and closes every object. The extended profile's schemas are written for it
+(a create's one selector is a choice of ``when``), so all its tools are
+strict. In the reference profile ``schedule_list`` (no arguments) and
 ``schedule_delete`` (``id`` required) keep their meaning under it, so they
-are strict. ``schedule_create`` is not: its selectors are optional and
-mutually exclusive, which strict mode cannot say, so it keeps the catalog's
-schema unchanged with strict mode off.
+are strict; ``schedule_create`` is not: its v1 selectors are optional and
+mutually exclusive at the top level, which strict mode cannot say, so it
+keeps the catalog's schema unchanged with strict mode off.
 """
 
 from __future__ import annotations

@@ -5,7 +5,11 @@ Input schemas follow OpenAI's strict mode: every object closed
 (``additionalProperties: false``), every property required, an optional one
 nullable (``parse_tool_call`` in the extended profile treats null as absent),
 ``anyOf`` rather than ``oneOf``. Each field says its type, its range and
-pattern, and gives an example.
+pattern, and gives an example. The choice of one selector is the schema's
+own: ``when`` is an ``anyOf`` of four closed objects of one member each, so
+a model (or a test model filling every field the schema allows) cannot
+send two; ``parse_tool_call`` lifts it to the flat arguments, which it
+still accepts.
 """
 
 from __future__ import annotations
@@ -14,17 +18,20 @@ from typing import Any, Final
 
 from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
 from tickler.core._model import MIN_EVERY_INTERVAL_SECONDS
+from tickler.core._when import WHEN
 
 JsonSchema = dict[str, Any]
 
 _NULL: Final[JsonSchema] = {"type": "null"}
 
 CREATE_DESCRIPTION: Final = (
-    "Create one reminder in the current session. Send prompt and exactly one selector; set the "
-    "other selectors to null. Selectors: after_seconds (fire once, that many seconds from now), "
-    "at (fire once at a date-time), every_seconds (fire every N seconds, at least "
-    f"{MIN_EVERY_INTERVAL_SECONDS}), calendar (fire on a cron rule in the user's time zone, "
-    'e.g. every weekday at 9:00: {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin"}). '
+    "Create one reminder in the current session. Send prompt and when, an object holding "
+    "exactly one selector: after_seconds (fire once, that many seconds from now), at (fire once "
+    "at a date-time), every_seconds (fire every N seconds, at least "
+    f"{MIN_EVERY_INTERVAL_SECONDS}) or calendar (fire on a cron rule in the user's time zone). "
+    'E.g. every weekday at 9:00: {"prompt": "stand-up", "when": {"calendar": {"cron": '
+    '"0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, "dst_overlap": null}}, '
+    '"request_id": null}. '
     "Recurring reminders that missed occurrences deliver the latest one only. The answer of a "
     "calendar reminder lists its next three occurrences in UTC and local time: read them back "
     "to the user. Delivery is session-local: a reminder runs on time only while this session "
@@ -117,6 +124,56 @@ _CALENDAR: Final = _closed(
     }
 )
 
+_AFTER_SECONDS: Final[JsonSchema] = {
+    "type": "integer",
+    "minimum": 1,
+    "description": "One-shot delay in whole seconds, at least 1, e.g. 600.",
+}
+_AT: Final[JsonSchema] = {
+    "anyOf": [
+        {
+            "type": "string",
+            "pattern": OFFSET_INSTANT_PATTERN,
+            "description": (
+                'RFC 3339 date-time with Z or an offset, e.g. "2026-12-07T09:00:00+01:00".'
+            ),
+        },
+        _LOCAL_AT,
+    ],
+    "description": (
+        "One-shot target: an RFC 3339 string with offset, or a local "
+        '{"date", "time", "time_zone"} object, e.g. {"date": "2026-12-07", '
+        '"time": "09:00", "time_zone": "Europe/Berlin"}.'
+    ),
+}
+_EVERY_SECONDS: Final[JsonSchema] = {
+    "type": "integer",
+    "minimum": MIN_EVERY_INTERVAL_SECONDS,
+    "description": (
+        f"Fixed-rate interval in whole seconds, at least {MIN_EVERY_INTERVAL_SECONDS}, "
+        "counted from creation, e.g. 3600."
+    ),
+}
+_CALENDAR_RULE: Final[JsonSchema] = {
+    **_CALENDAR,
+    "description": (
+        'Recurring on a calendar rule in a time zone, e.g. {"cron": "0 9 * * 1-5", '
+        '"time_zone": "Europe/Berlin", "dst_gap": null, "dst_overlap": null}.'
+    ),
+}
+# One closed object per selector: the schema itself says "exactly one".
+_WHEN_VARIANTS: Final = [
+    _closed({"after_seconds": _AFTER_SECONDS}),
+    _closed({"at": _AT}),
+    _closed({"every_seconds": _EVERY_SECONDS}),
+    _closed({"calendar": _CALENDAR_RULE}),
+]
+_WHEN_EXAMPLES: Final = (
+    '{"after_seconds": 600}, {"at": "2026-12-07T09:00:00+01:00"}, {"every_seconds": 3600} or '
+    '{"calendar": {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, '
+    '"dst_overlap": null}}'
+)
+
 CREATE_INPUT: Final = _closed(
     {
         "prompt": {
@@ -125,44 +182,18 @@ CREATE_INPUT: Final = _closed(
                 'Reminder content to present when it falls due; non-empty. E.g. "stand-up notes".'
             ),
         },
-        "after_seconds": _or_null(
-            {"type": "integer", "minimum": 1},
-            "One-shot delay in whole seconds, at least 1, e.g. 600; else null.",
-        ),
-        "at": {
-            "anyOf": [
-                {
-                    "type": "string",
-                    "pattern": OFFSET_INSTANT_PATTERN,
-                    "description": (
-                        'RFC 3339 date-time with Z or an offset, e.g. "2026-12-07T09:00:00+01:00".'
-                    ),
-                },
-                _LOCAL_AT,
-                _NULL,
-            ],
+        WHEN: {
+            "anyOf": _WHEN_VARIANTS,
             "description": (
-                "One-shot target: an RFC 3339 string with offset, or a local "
-                '{"date", "time", "time_zone"} object, e.g. {"date": "2026-12-07", '
-                '"time": "09:00", "time_zone": "Europe/Berlin"}; else null.'
+                "When it fires: an object holding exactly one of after_seconds, at, "
+                f"every_seconds or calendar, e.g. {_WHEN_EXAMPLES}."
             ),
         },
-        "every_seconds": _or_null(
-            {"type": "integer", "minimum": MIN_EVERY_INTERVAL_SECONDS},
-            f"Fixed-rate interval in whole seconds, at least {MIN_EVERY_INTERVAL_SECONDS}, "
-            "counted from creation, e.g. 3600; else null.",
-        ),
-        "calendar": _or_null(
-            _CALENDAR,
-            "Recurring on a calendar rule in a time zone, e.g. "
-            '{"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, '
-            '"dst_overlap": null}; else null.',
-        ),
         "request_id": _or_null(
-            {"type": "string", "maxLength": 200},
-            "Your key for this call, so a retry never creates a second reminder: the same "
-            "request_id with the same arguments returns the first answer. E.g. "
-            '"call-7f3a"; else null.',
+            {"type": "string"},
+            "Your key for this call, at most 200 characters, so a retry never creates a second "
+            "reminder: the same request_id with the same arguments returns the first answer. "
+            'E.g. "call-7f3a"; else null.',
         ),
     }
 )
@@ -177,7 +208,8 @@ UPDATE_DESCRIPTION: Final = (
     "next occurrence without replaying what fell due while paused), snooze_seconds (move the "
     "next occurrence, or a one-shot's time, to now plus that many seconds; later occurrences "
     "stay on the rule). Set what you do not change to null. "
-    'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600}. '
+    'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600, '
+    '"when": null}. '
     "Unknown or finished ids return updated false."
 )
 UPDATE_INPUT: Final = _closed(
@@ -193,6 +225,14 @@ UPDATE_INPUT: Final = _closed(
             {"type": "integer", "minimum": 1},
             "Whole seconds from now for the next occurrence, e.g. 600; else null.",
         ),
+        WHEN: {
+            "anyOf": [*_WHEN_VARIANTS, _NULL],
+            "description": (
+                "A new schedule in place of the current one, the id kept: an object holding "
+                "exactly one of after_seconds, at, every_seconds or calendar, e.g. "
+                '{"every_seconds": 7200}; else null.'
+            ),
+        },
     }
 )
 

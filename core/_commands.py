@@ -35,6 +35,8 @@ from tickler.core._rules import (
     tool_error,
     tool_prompt,
 )
+from tickler.core._when import SELECTORS as WHEN_SELECTORS
+from tickler.core._when import lift_when
 
 
 class CreateAfter(msgspec.Struct, frozen=True):
@@ -107,7 +109,7 @@ _UPDATE_CHANGES: Final = ("prompt", "paused", "snooze_seconds")
 _UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
-_EXTENDED_SELECTORS: Final = (*_SELECTORS, "calendar")
+_EXTENDED_SELECTORS: Final = WHEN_SELECTORS  # (*_SELECTORS, "calendar")
 _EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", "request_id", *_EXTENDED_SELECTORS})
 
 
@@ -135,10 +137,14 @@ def parse_tool_call(
     """Validate a tool call's shape; never raises. ``args`` None means ``{}``.
 
     In the extended profile a member whose value is null is absent (strict
-    tool schemas make every field required and nullable)."""
+    tool schemas make every field required and nullable), and a create's or
+    an update's ``when`` is lifted to its flat selector first (``lift_when``)."""
     arguments: object = {} if args is None else args
     if profile == "extended" and isinstance(arguments, Mapping):
-        arguments = _without_nulls(arguments)
+        extended = _extended_arguments(name, arguments)
+        if not is_successful(extended):
+            return Failure(extended.failure())
+        arguments = extended.unwrap()
     if name in _LOSSY_ARGUMENTS and holds_lossy_number(arguments):
         return Failure(_LOSSY_ARGUMENTS[name])
     if name == CREATE:
@@ -229,6 +235,17 @@ def arguments_digest(command: CreateSchedule) -> str | None:
         [selector, command.prompt, value], sort_keys=True, ensure_ascii=False, separators=(",", ":")
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _extended_arguments(
+    name: str, arguments: Mapping[str, object]
+) -> Result[Mapping[str, object], ScheduleError]:
+    """Nulls dropped, and a create's or an update's ``when`` lifted (its
+    value's nulls dropped after, as a top-level selector's are)."""
+    kept = _without_nulls(arguments)
+    if name not in (CREATE, UPDATE):
+        return Success(kept)
+    return lift_when(kept).map(_without_nulls)
 
 
 def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:

@@ -51,9 +51,20 @@ class Msg:
     SELECTOR: Final = "schedule_create accepts exactly one of after_seconds, at, or every_seconds."
     # the extended profile's (not the reference's): it names the fourth selector
     SELECTOR_EXTENDED: Final = (
-        "schedule_create accepts prompt and exactly one of after_seconds, at, every_seconds, "
-        'or calendar, e.g. {"prompt": "stand-up", "calendar": {"cron": "0 9 * * 1-5", '
-        '"time_zone": "Europe/Berlin"}} or {"prompt": "tea", "after_seconds": 300}.'
+        "schedule_create accepts prompt and when, holding exactly one of after_seconds, at, "
+        'every_seconds, or calendar, e.g. {"prompt": "tea", "when": {"after_seconds": 300}} or '
+        '{"prompt": "stand-up", "when": {"calendar": {"cron": "0 9 * * 1-5", '
+        '"time_zone": "Europe/Berlin"}}}.'
+    )
+    # the extended profile's: its schemas hold the selector in a ``when`` object
+    WHEN: Final = (
+        "when must be an object holding exactly one of after_seconds, at, every_seconds, or "
+        'calendar, e.g. {"after_seconds": 600} or {"calendar": {"cron": "0 9 * * 1-5", '
+        '"time_zone": "Europe/Berlin"}}.'
+    )
+    WHEN_AND_FLAT: Final = (
+        "Send the schedule once: in when, or as a top-level after_seconds, at, every_seconds, "
+        'or calendar, not both, e.g. {"prompt": "tea", "when": {"after_seconds": 300}}.'
     )
     AFTER_SECONDS: Final = "after_seconds must be a positive safe integer."
     EVERY_SECONDS: Final = "every_seconds must be a safe integer."

@@ -62,12 +62,18 @@ async def main(directory: Path) -> None:
             return "".join(b.text for b in result.content if isinstance(b, TextContent))
 
         print("before:", await call("schedule_list", {}))
-        print("create:", await call("schedule_create", {"prompt": "Stretch!", "after_seconds": 2}))
-        tea = await client.call_tool("schedule_create", {"prompt": "Tea", "every_seconds": 3600})
+        # The schedule in `when`, as the schema has it (the flat form,
+        # {"prompt": ..., "after_seconds": 2}, is accepted too).
+        stretch: dict[str, object] = {"prompt": "Stretch!", "when": {"after_seconds": 2}}
+        print("create:", await call("schedule_create", stretch))
+        tea = await client.call_tool(
+            "schedule_create", {"prompt": "Tea", "when": {"every_seconds": 3600}}
+        )
         # The same value as the text, as JSON (valid against the tool's outputSchema).
         print("created:", tea.structured_content)
         # A rejection is a tool result flagged isError, carrying a closed error code.
-        rejected = await client.call_tool("schedule_create", {"prompt": "Tea", "every_seconds": 9})
+        too_often = {"prompt": "Tea", "when": {"every_seconds": 9}}
+        rejected = await client.call_tool("schedule_create", too_often)
         print("rejected:", rejected.is_error, rejected.structured_content)
 
         seen = len(received(inbox))

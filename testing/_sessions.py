@@ -36,18 +36,18 @@ from tickler.core import (
 from tickler.testing._changes import GARBAGE_SCHEDULE_CHANGES, OTHER_EVENTS, EventLog
 
 MINUTE: Final = 60_000
-# Starts a few days before a daylight-saving change, so sessions cross one:
-# Europe (29 March, 25 October 2026), the United States (8 March,
-# 1 November 2026), Lord Howe's half hour (5 April, 4 October 2026).
+# Starts hours before a daylight-saving change, so a session of a few steps
+# crosses one: Europe (29 March, 25 October 2026), the United States
+# (8 March, 1 November 2026), Lord Howe's half hour (5 April, 4 October 2026).
 STARTS: Final = tuple(
     parse_instant(text)
     for text in (
-        "2026-03-20T12:00:00.000Z",
-        "2026-10-20T23:30:00.000Z",
-        "2026-03-05T07:00:00.000Z",
-        "2026-10-29T16:00:00.000Z",
-        "2026-04-02T14:45:00.000Z",
-        "2026-10-01T15:30:00.000Z",
+        "2026-03-28T12:00:00.000Z",
+        "2026-10-24T18:30:00.000Z",
+        "2026-03-07T20:00:00.000Z",
+        "2026-10-31T21:00:00.000Z",
+        "2026-04-04T04:45:00.000Z",
+        "2026-10-03T05:30:00.000Z",
     )
 )
 _CRONS: Final = st.sampled_from(
@@ -128,7 +128,10 @@ def _create(profile: Profile, now: int) -> st.SearchStrategy[tuple[str, dict[str
     if profile == "extended":
         selectors.append(_calendar().map(lambda c: {"calendar": c}))
         requests = _REQUESTS
-    return st.tuples(st.one_of(selectors), _PROMPTS, requests).map(
+    chosen = st.one_of(selectors)
+    if profile == "extended":  # the flat selector, or the same in ``when``
+        chosen = st.one_of(chosen, chosen.map(lambda selector: {"when": selector}))
+    return st.tuples(chosen, _PROMPTS, requests).map(
         lambda t: (
             "schedule_create",
             {"prompt": t[1], **t[0], **({} if t[2] is None else {"request_id": t[2]})},

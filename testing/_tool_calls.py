@@ -301,24 +301,34 @@ def _ids_near(arguments: dict[str, Any], ids: Sequence[str]) -> st.SearchStrateg
     )
 
 
-def _one_selector(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """Most draws keep one selector (the others null, as the schema says),
-    and a calendar draw often carries a cron that parses: so the answers
-    are not all ``invalid_selector``."""
-    if "calendar" not in arguments:
+def _readable_cron(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """A calendar draw (in ``when``) often carries a cron that parses, so
+    the answers are not all ``invalid_rule``."""
+    when = arguments.get("when")
+    if not isinstance(when, dict) or "calendar" not in when:
         return st.just(arguments)
 
-    def keep(selector: str, cron: str | None) -> dict[str, Any]:
-        kept = {**arguments, **{s: None for s in _SELECTORS if s != selector}}
-        calendar = kept.get("calendar")
-        if cron is not None and isinstance(calendar, dict):
-            kept["calendar"] = {**calendar, "cron": cron, "time_zone": "Europe/Berlin"}
-        return kept
+    def readable(cron: str) -> dict[str, Any]:
+        calendar = {**when["calendar"], "cron": cron, "time_zone": "Europe/Berlin"}
+        return {**arguments, "when": {"calendar": calendar}}
 
-    return st.one_of(
-        st.just(arguments),
-        st.builds(keep, st.sampled_from(_SELECTORS), st.none() | st.sampled_from(_CRONS)),
-    )
+    return st.one_of(st.just(arguments), st.sampled_from(_CRONS).map(readable))
+
+
+def _update_often_keeps_its_schedule(
+    arguments: dict[str, Any],
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Half an update's draws leave ``when`` null, so its other changes
+    are reached (the schema's draws carry a new schedule four times in five)."""
+    if "id" not in arguments or "when" not in arguments:
+        return st.just(arguments)
+    return st.sampled_from([arguments, {**arguments, "when": None}])
+
+
+def _in_when(arguments: dict[str, Json]) -> dict[str, Json]:
+    """Flat create arguments in the ``when`` form the extended schema states."""
+    flat = {k: v for k, v in arguments.items() if k in _SELECTORS}
+    return {**{k: v for k, v in arguments.items() if k not in _SELECTORS}, "when": flat}
 
 
 def schema_arguments(
@@ -334,7 +344,7 @@ def schema_arguments(
 def _from_tool_schema(name: str, profile: Profile) -> st.SearchStrategy[dict[str, Any]]:
     catalog = {tool["name"]: tool for tool in tool_catalog(profile=profile)}
     schema: dict[str, Any] = catalog[name]["input_schema"]
-    return from_schema(schema).flatmap(_one_selector)
+    return from_schema(schema).flatmap(_readable_cron).flatmap(_update_often_keeps_its_schedule)
 
 
 @cache
@@ -347,10 +357,16 @@ def _id_value(ids: Sequence[str]) -> st.SearchStrategy[Json]:
     return st.one_of(*aimed, SCHEDULE_IDS, padded_texts, blank_texts, json_values)
 
 
-def _by_hand(name: str, now: int, ids: Sequence[str]) -> st.SearchStrategy[Json]:
+def _by_hand(name: str, profile: Profile, now: int, ids: Sequence[str]) -> st.SearchStrategy[Json]:
     """Arguments beyond the schema: every form and near miss a field takes."""
     if name == "schedule_create":
-        return st.one_of(create_arguments(now), valid_create_arguments(now))
+        forms = [create_arguments(now), valid_create_arguments(now)]
+        if profile == "extended":  # the flat selectors, or one in ``when``
+            forms += [
+                create_arguments(now).map(_in_when),
+                valid_create_arguments(now).map(_in_when),
+            ]
+        return st.one_of(forms)
     if name == "schedule_delete":
         return st.fixed_dictionaries({}, optional={"id": _id_value(ids)})
     if name == "schedule_update":
@@ -382,7 +398,7 @@ def tool_calls(
             return ToolCall(draw(st.sampled_from(_OTHER_NAMES)), {})
         case _:
             name = draw(st.sampled_from(names))
-    sources = [_by_hand(name, now, ids)]
+    sources = [_by_hand(name, profile, now, ids)]
     if profile == "extended":
         sources.append(schema_arguments(name, profile, ids))
     arguments = draw(st.one_of(sources))

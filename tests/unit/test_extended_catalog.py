@@ -1,6 +1,7 @@
 """The extended profile's tool schemas: accepted unchanged by OpenAI's
-strict mode (the Agents SDK's own check), one selector stated, integers
-for seconds, an example in every field's description."""
+strict mode (its rules checked here, and the Agents SDK's and PydanticAI's
+own checks), the one selector a schema choice (``when``), integers for
+seconds, an example in every field's description."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 from agents.strict_schema import ensure_strict_json_schema
+from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
 
 from tickler.core import tool_catalog
 
@@ -52,11 +54,116 @@ def test_every_field_describes_itself_with_an_example(name: str) -> None:
         assert "e.g." in member["description"].lower(), (name, field)
 
 
-def test_create_states_the_one_selector_rule_and_integer_seconds() -> None:
+def _variants(member: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each ``when`` choice as (its one member, that member's schema)."""
+    out = []
+    for variant in member["anyOf"]:
+        if variant == {"type": "null"}:
+            continue
+        [(name, schema)] = variant["properties"].items()
+        assert variant["required"] == [name]
+        assert variant["additionalProperties"] is False
+        out.append((name, schema))
+    return out
+
+
+def test_create_holds_its_one_selector_in_when_and_says_so() -> None:
     create = EXTENDED["schedule_create"]
-    assert "exactly one selector" in create["description"]
-    props = create["input_schema"]["properties"]
-    assert props["after_seconds"]["anyOf"][0] == {"type": "integer", "minimum": 1}
-    assert props["every_seconds"]["anyOf"][0] == {"type": "integer", "minimum": 300}
-    local_at = props["at"]["anyOf"][1]["properties"]
+    assert "when, an object holding exactly one selector" in create["description"]
+    schema = create["input_schema"]
+    assert list(schema["properties"]) == ["prompt", "when", "request_id"]
+    when = schema["properties"]["when"]
+    variants = dict(_variants(when))
+    assert list(variants) == ["after_seconds", "at", "every_seconds", "calendar"]
+    assert len(when["anyOf"]) == 4  # required: a create always has a schedule
+    assert variants["after_seconds"]["type"] == "integer"
+    assert variants["after_seconds"]["minimum"] == 1
+    assert variants["every_seconds"]["minimum"] == 300
+    local_at = variants["at"]["anyOf"][1]["properties"]
     assert local_at["time"]["pattern"] == r"^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,3})?)?$"
+    assert variants["calendar"]["required"] == ["cron", "time_zone", "dst_gap", "dst_overlap"]
+
+
+def test_update_offers_the_same_choices_in_a_nullable_when() -> None:
+    update = EXTENDED["schedule_update"]["input_schema"]["properties"]
+    create = EXTENDED["schedule_create"]["input_schema"]["properties"]
+    assert update["when"]["anyOf"] == [*create["when"]["anyOf"], {"type": "null"}]
+    assert not {"after_seconds", "at", "every_seconds", "calendar"} & update.keys()
+
+
+# OpenAI's strict mode, as its structured-output guide states it: the root an
+# object (never anyOf), every object closed with every property required,
+# optional values as an anyOf with null, only the keywords it supports,
+# at most 10 levels of nested objects and 5000 properties in all.
+_STRICT_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "anyOf",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "items",
+        "minItems",
+        "maxItems",
+    }
+)
+
+
+def _strict_breaches(schema: dict[str, Any], depth: int = 0) -> Iterator[str]:
+    if schema.keys() - _STRICT_KEYWORDS:
+        yield f"unsupported keywords {sorted(schema.keys() - _STRICT_KEYWORDS)}"
+    if schema.get("type") == "object":
+        depth += 1
+        if depth > 10:
+            yield "nested deeper than 10 objects"
+        if schema.get("additionalProperties") is not False:
+            yield "an object without additionalProperties false"
+        if schema.get("required") != list(schema.get("properties", {})):
+            yield "an object whose properties are not all required"
+    for branch in schema.get("anyOf", ()):
+        yield from _strict_breaches(branch, depth)
+    for member in schema.get("properties", {}).values():
+        yield from _strict_breaches(member, depth)
+
+
+@pytest.mark.parametrize("name", list(EXTENDED))
+def test_every_input_schema_keeps_openai_strict_modes_rules(name: str) -> None:
+    schema = EXTENDED[name]["input_schema"]
+    assert schema["type"] == "object"
+    assert "anyOf" not in schema
+    assert list(_strict_breaches(schema)) == []
+    properties = sum(len(s.get("properties", {})) for s in _subschemas(schema))
+    assert properties <= 5000
+
+
+@pytest.mark.parametrize("name", list(EXTENDED))
+def test_pydantic_ais_openai_transformer_finds_each_schema_strict_compatible(name: str) -> None:
+    """PydanticAI sends a tool strict only when its OpenAI transformer finds
+    nothing to change (``maxLength``, for one, would turn strict mode off)."""
+    schema = EXTENDED[name]["input_schema"]
+    transformer = OpenAIJsonSchemaTransformer(copy.deepcopy(schema), strict=None)
+    assert transformer.walk() == schema
+    assert transformer.is_strict_compatible
+
+
+def test_the_strict_rules_checker_finds_a_breach() -> None:
+    """The checker above is not vacuous: the flat schema of old breaks it."""
+    open_root = {"type": "object", "properties": {"a": {"type": "string"}}, "required": []}
+    assert list(_strict_breaches(open_root)) == [
+        "an object without additionalProperties false",
+        "an object whose properties are not all required",
+    ]
+    assert list(_strict_breaches({"type": "string", "maxLength": 3})) == [
+        "unsupported keywords ['maxLength']"
+    ]

@@ -88,7 +88,8 @@ def test_an_extended_shape_error_names_the_field_the_value_and_an_example(
 
 def test_the_extended_schema_allows_hh_mm_and_says_so() -> None:
     [create_tool] = [t for t in tool_catalog(profile="extended") if t["name"] == "schedule_create"]
-    [_, local, _] = create_tool["input_schema"]["properties"]["at"]["anyOf"]
+    [_, at_variant, _, _] = create_tool["input_schema"]["properties"]["when"]["anyOf"]
+    [_, local] = at_variant["properties"]["at"]["anyOf"]
     time = local["properties"]["time"]
     assert re.search(time["pattern"], "09:00")
     assert re.search(time["pattern"], "09:00:00.250")
