@@ -3,7 +3,7 @@ PY ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 # A strict editable install needs a re-install when a module is added.
-SRC := $(shell find core shell adapters -name '*.py' -o -name '*.html' 2>/dev/null) $(wildcard *.py) pyproject.toml
+SRC := $(shell find core shell adapters testing -name '*.py' -o -name '*.html' 2>/dev/null) $(wildcard *.py) pyproject.toml
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
@@ -67,7 +67,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	@# Module names from the folders, not the clone's directory name (any name lints).
 	$(BIN)/mypy --explicit-package-bases core shell adapters tests bench specs examples \
-	    testing.py _contract_child.py
+	    testing _contract_child.py
 
 # Regenerate the checked-in contracts under specs/ from the code.
 specs: install

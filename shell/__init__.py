@@ -2,6 +2,7 @@
 clocks, timers, the reference host, and the ports stores and agent
 frameworks plug into. Every rule is :mod:`tickler.core`'s."""
 
+from tickler.shell._check import check_session
 from tickler.shell._clock import Clock, SystemClock, VirtualClock
 from tickler.shell._host import (
     AgentHost,
@@ -77,6 +78,7 @@ __all__ = [
     "TurnReply",
     "VirtualClock",
     "WakeIndex",
+    "check_session",
     "is_valid_session_id",
     "open_log_session",
     "open_session",

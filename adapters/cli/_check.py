@@ -32,11 +32,10 @@ from tickler.core import (
     ParsedSession,
     SessionFileError,
     State,
-    check_log,
     parse_session_jsonl,
 )
 from tickler.core._session import is_json
-from tickler.shell._pending import pending_work
+from tickler.shell import check_session
 
 VALID, CORRUPT, UNREADABLE = 0, 1, 2
 TORN_LINE = "torn final line (no newline, not JSON): the file was cut, or its writer crashed"
@@ -256,7 +255,7 @@ def _examine(source: Source, session: str | None) -> Examined:
         return Examined(FileVerdict(path, status, exc.line, exc.reason, session=session))
     if source.harness and (misplaced := _misplaced(_place(path), parsed)):
         return Examined(FileVerdict(path, CORRUPT, 1, misplaced, session=session))
-    result = check_log(parsed.events, parsed.header.owned_from)
+    result = check_session(parsed.events, parsed.header.owned_from)
     if (problem := _fault(result, parsed)) is not None:
         line, reason = problem
         return Examined(FileVerdict(path, CORRUPT, line, reason, session=session))
@@ -306,26 +305,18 @@ def _misplaced(path: Path, parsed: ParsedSession) -> str | None:
 def _fault(
     result: Result[State, CorruptScheduleLog], parsed: ParsedSession
 ) -> tuple[int | None, str] | None:
-    """The (line, reason) that makes the log corrupt for the runtime: its
-    schedule events, then tickler's own records (outbox, acknowledgements,
-    turns), a malformed one of which faults the runtime too."""
-    failure: CorruptScheduleLog
-    if not is_successful(result):
-        failure = result.failure()
-    else:
-        try:
-            pending_work(parsed.events[parsed.header.owned_from :])
-        except CorruptScheduleLog as exc:
-            failure = exc
-        else:
-            return None
+    """The (line, reason) that makes the log corrupt for the runtime, from
+    ``check_session``'s verdict on it."""
+    if is_successful(result):
+        return None
+    failure = result.failure()
     return (None if failure.index is None else parsed.lines[failure.index]), failure.reason
 
 
 def examine_parsed(path: str, parsed: ParsedSession, session: str) -> Examined:
     """The verdict on a stored session's events (a database row set):
     the same invariants as a file's; a fault names the event's seq."""
-    result = check_log(parsed.events, parsed.header.owned_from)
+    result = check_session(parsed.events, parsed.header.owned_from)
     if (problem := _fault(result, parsed)) is not None:
         seq, reason = problem
         reason = reason if seq is None else f"event {seq}: {reason}"

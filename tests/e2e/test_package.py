@@ -107,13 +107,41 @@ def test_the_store_contract_without_pytest_names_the_extra() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    assert [name.partition(">")[0] for name in extras["testing"]] == ["pytest"]
+    assert [name.partition(">")[0] for name in extras["testing"]] == ["pytest", "hypothesis"]
     assert set(extras["testing"]) <= set(extras["all"])
     import tickler.testing
 
     assert sorted(tickler.testing.__all__) == tickler.testing.__all__
     for name in tickler.testing.__all__:
         assert getattr(tickler.testing, name) is not None, name
+
+
+def test_the_store_contract_needs_no_hypothesis_and_the_strategies_name_the_extra() -> None:
+    """Without Hypothesis, ``tickler.testing`` (the contract, ``replay``)
+    still imports and never loads it; its strategies say which extra to add."""
+    blocked = "import sys; sys.modules['hypothesis'] = None; "
+    contract = "import tickler.testing as t; print(t.StoreContract.__name__, t.replay.__name__)"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked + contract], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["StoreContract", "replay"]
+    assert "hypothesis" not in _loaded_after("import tickler.testing")
+    done = subprocess.run(
+        [sys.executable, "-c", blocked + "import tickler.testing.strategies"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "ImportError: tickler.testing.strategies needs hypothesis: "
+        f"pip install '{DISTRIBUTION}[testing]'"
+    )
+    import tickler.testing.strategies as strategies
+
+    assert len(set(strategies.__all__)) == len(strategies.__all__)
+    for name in strategies.__all__:
+        assert getattr(strategies, name) is not None, name
 
 
 # Each public name and the module that defines it.
@@ -144,6 +172,7 @@ PACKAGES = (
     "tickler.adapters",
     "tickler.adapters.stores",
     "tickler.adapters.cli",
+    "tickler.testing",
 )
 
 
@@ -196,7 +225,7 @@ def test_each_package_names_its_public_api(package: str) -> None:
         assert getattr(module, name) is not None, name
     folder = ROOT / package.removeprefix("tickler").strip(".").replace(".", "/")
     public_modules = {"__init__.py", "__main__.py", "pydantic_ai.py", "openai_agents.py",
-                      "langchain.py", "ruff.toml", "testing.py"}  # fmt: skip
+                      "langchain.py", "ruff.toml", "strategies.py"}  # fmt: skip
     for path in folder.iterdir():
         if path.is_file() and path.suffix == ".py" and path.name not in public_modules:
             assert path.name.startswith("_"), f"{path} is not public: name it _{path.name}"

@@ -17,8 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tickler.core import EMPTY_STATE, handle
-
-from .strategies import (
+from tickler.testing.strategies import (
     EPOCH,
     MAX_MS,
     MIN_MS,

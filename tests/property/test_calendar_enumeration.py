@@ -41,8 +41,9 @@ from tickler.core._calendar import (
     next_occurrence,
     parse_calendar,
 )
+from tickler.testing.strategies import load_zone
 
-from .strategies import fewer_examples, load_zone
+from .oracles import fewer_examples
 
 MINUTE: Final = 60_000
 HOUR: Final = 60 * MINUTE

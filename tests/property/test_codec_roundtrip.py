@@ -28,8 +28,9 @@ from tickler.core import (
     decode_change_value,
     encode_change,
 )
+from tickler.testing.strategies import CHANGES, LONE_SURROGATES, js_stringify
 
-from .strategies import CHANGES, LONE_SURROGATES, expected_json, js_stringify
+from .oracles import expected_json
 
 
 @given(CHANGES)

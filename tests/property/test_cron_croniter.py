@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 from tickler.core._calendar import CalendarRule, next_occurrences, parse_calendar
 from tickler.core._cron import CronMsg
+from tickler.testing.strategies import load_zone
 
-from .strategies import load_zone
 from .test_calendar_enumeration import MONTHS, WEEKDAYS
 
 ZONES: Final = ("UTC", "Asia/Kolkata", "Etc/GMT-14", "America/Panama")

@@ -25,19 +25,9 @@ from tickler.core import (
     decide,
     fold_changes,
 )
+from tickler.testing.strategies import MAX_MS, MIN_MS, MS_PER_DAY, iso, ms_from_iso, valid_logs
 
-from .strategies import (
-    MAX_MS,
-    MIN_MS,
-    MS_PER_DAY,
-    batch_text,
-    big_log,
-    fewer_examples,
-    iso,
-    ms_from_iso,
-    one_shot_text,
-    valid_logs,
-)
+from .oracles import batch_text, big_log, fewer_examples, one_shot_text
 
 
 @st.composite

@@ -1,8 +1,8 @@
 """Every call the extended tool schemas allow gets a success or a closed
 error, never an exception: calls drawn from each tool's input schema
-(:mod:`schema_strategies`) go through ``parse_tool_call`` and ``decide``
-without the pipeline's safety net, and the rendered answer matches the
-tool's output schema."""
+(:func:`tickler.testing.strategies.schema_arguments`) go through
+``parse_tool_call`` and ``decide`` without the pipeline's safety net, and
+the rendered answer matches the tool's output schema."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any, Final
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from returns.pipeline import is_successful
 
@@ -27,8 +26,7 @@ from tickler.core import (
     tool_catalog,
 )
 from tickler.core._commands import CreateAfter, CreateCalendar, CreateEvery
-
-from .schema_strategies import from_schema
+from tickler.testing.strategies import schema_arguments
 
 NOW: Final = parse_instant("2026-10-24T12:00:00.000Z")
 CATALOG: Final = {tool["name"]: tool for tool in tool_catalog(profile="extended")}
@@ -54,53 +52,13 @@ def _state() -> State:
 STATE: Final = _state()
 
 
-def _ids_near(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """Half the time, aim an ``id`` at a reminder that exists."""
-    if "id" not in arguments:
-        return st.just(arguments)
-    return st.sampled_from(["schedule-1", "schedule-2", "schedule-3", arguments["id"]]).map(
-        lambda schedule_id: {**arguments, "id": schedule_id}
-    )
-
-
-_CRONS: Final = ("0 9 * * 1-5", "@daily", "30 2 * * *", "*/15 * * * *", "0 0 29 2 *")
-
-
-def _readable_cron(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """A calendar draw (in ``when``) often carries a cron that parses, so
-    the answers are not all ``invalid_rule``."""
-    when = arguments.get("when")
-    if not isinstance(when, dict) or "calendar" not in when:
-        return st.just(arguments)
-
-    def readable(cron: str) -> dict[str, Any]:
-        calendar = {**when["calendar"], "cron": cron, "time_zone": "Europe/Berlin"}
-        return {**arguments, "when": {"calendar": calendar}}
-
-    return st.one_of(st.just(arguments), st.sampled_from(_CRONS).map(readable))
-
-
-def _update_often_keeps_its_schedule(
-    arguments: dict[str, Any],
-) -> st.SearchStrategy[dict[str, Any]]:
-    """Half an update's draws leave ``when`` null, so its other changes
-    are reached (the schema's draws carry a new schedule four times in five)."""
-    if "id" not in arguments or "when" not in arguments:
-        return st.just(arguments)
-    return st.sampled_from([arguments, {**arguments, "when": None}])
-
-
-def _aimed(arguments: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    return _readable_cron(arguments).flatmap(_update_often_keeps_its_schedule).flatmap(_ids_near)
-
-
 @pytest.mark.parametrize("name", list(CATALOG))
 def test_every_call_the_schema_allows_gets_a_success_or_a_closed_error(name: str) -> None:
     tool = CATALOG[name]
     output = Draft202012Validator(tool["output_schema"])
 
     @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
-    @given(from_schema(tool["input_schema"]).flatmap(_aimed))
+    @given(schema_arguments(name, "extended", ids=("schedule-1", "schedule-2", "schedule-3")))
     def check(arguments: dict[str, Any]) -> None:
         parsed = parse_tool_call(name, arguments)
         if not is_successful(parsed):

@@ -29,19 +29,18 @@ from tickler.core import (
     fold_changes,
     resolve_every_occurrence,
 )
-
-from .strategies import (
-    BATCH_HEAD,
+from tickler.testing.strategies import (
     MAX_MS,
     MIN_MS,
     MS_PER_DAY,
     SCHEDULE_IDS,
-    batch_text,
     draw_fresh_id,
     iso,
     ms_from_iso,
     trimmed_texts,
 )
+
+from .oracles import BATCH_HEAD, batch_text
 
 
 def _every(target: int, seconds: int, schedule_id: str = "schedule-1") -> EverySchedule:

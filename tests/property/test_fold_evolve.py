@@ -36,8 +36,7 @@ from tickler.core import (
     handle,
 )
 from tickler.core._jsnum import holds_lossy_number
-
-from .strategies import (
+from tickler.testing.strategies import (
     GARBAGE_SCHEDULE_CHANGES,
     INSTANTS,
     MAX_MS,
@@ -50,9 +49,7 @@ from .strategies import (
     EventLog,
     Json,
     Step,
-    big_log,
     create_arguments,
-    fewer_examples,
     iso,
     json_values,
     padded_texts,
@@ -60,6 +57,8 @@ from .strategies import (
     valid_create_arguments,
     valid_logs,
 )
+
+from .oracles import big_log, fewer_examples
 
 CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"

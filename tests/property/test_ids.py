@@ -26,17 +26,17 @@ from tickler.core import (
     fold_changes,
     handle,
 )
-
-from .strategies import (
+from tickler.testing.strategies import (
     FOREIGN_ID_SHAPES,
     MS_PER_DAY,
     REFERENCE_NOW,
     SCHEDULE_IDS,
-    allocate,
     trimmed_texts,
     valid_create_arguments,
     valid_logs,
 )
+
+from .oracles import allocate
 
 # Mostly allocated-looking ids, so allocation has gaps to skip.
 LOG_IDS: Final = st.one_of(

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from tickler.core import ERROR_CODES, handle
 from tickler.core._jsnum import holds_lossy_number
+from tickler.testing.strategies import INSTANTS, Json, create_arguments, json_values
 
-from .strategies import INSTANTS, Json, create_arguments, json_values
 from .test_tool_outputs import valid_states
 
 LOSSY: Final = st.sampled_from([-0.0, math.inf, -math.inf, math.nan, float("1e400")])

@@ -9,8 +9,7 @@ from hypothesis import given
 from tickler.core import EMPTY_STATE, CreateChange, fold_changes
 from tickler.core._model import AfterSchedule
 from tickler.core._snapshot import decode_state, encode_state
-
-from .strategies import Book, Step, valid_logs
+from tickler.testing.strategies import Book, Step, valid_logs
 
 
 @given(valid_logs())

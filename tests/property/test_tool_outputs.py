@@ -27,8 +27,7 @@ from tickler.core import (
     tool_catalog,
 )
 from tickler.core._jsnum import holds_lossy_number
-
-from .strategies import (
+from tickler.testing.strategies import (
     INSTANTS,
     MAX_MS,
     MAX_SAFE,

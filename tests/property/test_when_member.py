@@ -22,8 +22,7 @@ from tickler.core import (
     parse_instant,
     parse_tool_call,
 )
-
-from .strategies import json_values, texts
+from tickler.testing.strategies import json_values, texts
 
 NOW: Final = parse_instant("2026-12-07T12:00:00Z")
 SELECTORS: Final = ("after_seconds", "at", "every_seconds", "calendar")

@@ -1,5 +1,10 @@
-"""The store contract: one test suite for every ``SessionStore``, tickler's
-own and yours.
+"""Testing with tickler: the store contract, one test suite for every
+``SessionStore`` (tickler's own and yours); :func:`replay`, a log checked
+the way ``tickler check`` checks one, and :func:`session_file`, events as a
+session file; and, in
+:mod:`tickler.testing.strategies`, Hypothesis strategies for tool calls and
+for valid and damaged session logs (see the README's "Property-based
+replay tests of your own").
 
 A store joins by subclassing :class:`StoreContract` (its storage is the store
 instance, e.g. memory) or :class:`DurableStoreContract` (its storage outlives
@@ -58,7 +63,8 @@ the session, an append to a closed log raises ``StoreError`` saying
 event that would not read back (data that is not one line of JSON, a
 negative time) ``ValueError`` saying "read back" or "one line".
 
-pytest is a test-time dependency: ``pip install 'tickler-agents[testing]'``.
+pytest (and, for the strategies, Hypothesis) is a test-time dependency:
+``pip install 'tickler-agents[testing]'``.
 """
 
 from __future__ import annotations
@@ -86,6 +92,8 @@ from tickler.shell import (
     Snapshot,
     StoreError,
 )
+from tickler.testing._files import session_file
+from tickler.testing._replay import replay
 
 __all__ = [
     "DurableStoreBackend",
@@ -94,6 +102,8 @@ __all__ = [
     "StoreContract",
     "expected",
     "new_events",
+    "replay",
+    "session_file",
     "summary",
     "try_open_in_child",
 ]
