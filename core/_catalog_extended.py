@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
+from tickler.core._commands import CREATE, DELETE, LIST, RESCHEDULE_SELECTORS, UPDATE
 from tickler.core._model import MIN_EVERY_INTERVAL_SECONDS
 
 JsonSchema = dict[str, Any]
@@ -176,9 +176,13 @@ UPDATE_DESCRIPTION: Final = (
     "(new text), paused (true: deliver nothing until resumed; false: resume, waiting for the "
     "next occurrence without replaying what fell due while paused), snooze_seconds (move the "
     "next occurrence, or a one-shot's time, to now plus that many seconds; later occurrences "
-    "stay on the rule). Set what you do not change to null. "
-    'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600}. '
-    "Unknown or finished ids return updated false."
+    "stay on the rule), or one new selector to reschedule it (after_seconds, at, every_seconds "
+    "or calendar, as in schedule_create; the next occurrence follows the new selector, an "
+    "every_seconds series counted from now; not with snooze_seconds). Set what you do not "
+    'change to null. E.g. {"id": "schedule-3", "snooze_seconds": 600} or, to move a '
+    'stand-up to 9:30, {"id": "schedule-3", "calendar": {"cron": "30 9 * * 1-5", '
+    '"time_zone": "Europe/Berlin", "dst_gap": null, "dst_overlap": null}} with the other '
+    "members null. Unknown or finished ids return updated false."
 )
 UPDATE_INPUT: Final = _closed(
     {
@@ -193,6 +197,8 @@ UPDATE_INPUT: Final = _closed(
             {"type": "integer", "minimum": 1},
             "Whole seconds from now for the next occurrence, e.g. 600; else null.",
         ),
+        # a new selector: create's members, described as create describes them
+        **{name: CREATE_INPUT["properties"][name] for name in RESCHEDULE_SELECTORS},
     }
 )
 

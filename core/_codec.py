@@ -46,6 +46,7 @@ from tickler.core._rules import (
     paused_rule,
     prompt_breach,
     request_id_breach,
+    reschedule_rule,
 )
 from tickler.core._wire import fast_decode
 
@@ -129,11 +130,11 @@ def _is_v2(value: Mapping[str, object]) -> bool:
 
 
 _UPDATE_REQUIRED: Final = frozenset({"version", "operation", "id"})
-_UPDATE_OPTIONAL: Final = frozenset({"prompt", "paused", "scheduledAt"})
+_UPDATE_OPTIONAL: Final = frozenset({"prompt", "paused", "scheduledAt", "schedule"})
 
 
 def _decode_update(value: Mapping[str, object]) -> UpdateChange:
-    """Keys, then id, prompt, paused and scheduledAt by the rulebook."""
+    """Keys, then id, prompt, paused, scheduledAt and schedule by the rulebook."""
     keys = value.keys()
     if (
         not keys >= _UPDATE_REQUIRED
@@ -157,7 +158,22 @@ def _decode_update(value: Mapping[str, object]) -> UpdateChange:
         change = msgspec.structs.replace(change, paused=paused)
     if "scheduledAt" in keys:
         change = msgspec.structs.replace(change, scheduled_at=_decode_instant(value["scheduledAt"]))
+    if "schedule" in keys:
+        record = _decode_any_record(value["schedule"])
+        judged = reschedule_rule(
+            schedule_id, record, prompt="prompt" in keys, scheduled_at="scheduledAt" in keys
+        )
+        if isinstance(judged, Breach):
+            raise CorruptScheduleLog(log_reason(judged, kind=record.kind))
+        change = msgspec.structs.replace(change, schedule=record)
     return change
+
+
+def _decode_any_record(value: object) -> ScheduleRecord:
+    """A record of any kind, calendar included (a version-2 change's)."""
+    if isinstance(value, Mapping) and value.get("kind") == "calendar":
+        return _decode_calendar(value)
+    return _decode_record(value)
 
 
 def _is_v2_create(value: Mapping[str, object]) -> bool:
@@ -180,11 +196,7 @@ def _decode_v2_create(value: Mapping[str, object]) -> CreateChangeV2:
         if "requestId" in keys and keys <= _CREATE_KEYS | _REQUEST_KEYS:
             raise CorruptScheduleLog(Reason.REQUEST_KEYS)
         raise CorruptScheduleLog(Reason.V2_CREATE_KEYS)
-    record = value["schedule"]
-    assert isinstance(record, Mapping)
-    decoded = (
-        _decode_calendar(record) if record.get("kind") == "calendar" else _decode_record(record)
-    )
+    decoded = _decode_any_record(value["schedule"])
     if "requestId" not in keys:
         return CreateChangeV2(schedule=decoded)
     request_id, digest = value["requestId"], value["argsDigest"]
@@ -304,6 +316,8 @@ def _update_json(change: UpdateChange) -> str:
         text += f',"paused":{"true" if change.paused else "false"}'
     if isinstance(change.scheduled_at, str):
         text += f',"scheduledAt":"{change.scheduled_at}"'
+    if not isinstance(change.schedule, msgspec.UnsetType):
+        text += f',"schedule":{_record_json(change.schedule)}'
     return text + "}"
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final, TypeAlias
 
 import msgspec
+from msgspec import UNSET
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
@@ -73,12 +74,33 @@ class ListSchedules(msgspec.Struct, frozen=True):
 
 class UpdateSchedule(msgspec.Struct, frozen=True, kw_only=True):
     """``schedule_update`` (extended profile): each member UNSET when not
-    given; the values are judged again by ``decide``."""
+    given; the values are judged again by ``decide``. At most one of the
+    selectors (``after_seconds``, ``at``, ``every_seconds``, ``calendar``:
+    reschedule in place, judged as ``schedule_create`` judges them), and
+    not beside ``snooze_seconds``."""
 
     id: str
     prompt: object = msgspec.UNSET
     paused: object = msgspec.UNSET
     snooze_seconds: object = msgspec.UNSET
+    after_seconds: object = msgspec.UNSET
+    at: object = msgspec.UNSET
+    every_seconds: object = msgspec.UNSET
+    calendar: object = msgspec.UNSET
+
+    @property
+    def selectors(self) -> tuple[str, ...]:
+        """The selectors given (a reschedule when there is one)."""
+        return tuple(name for name in RESCHEDULE_SELECTORS if getattr(self, name) is not UNSET)
+
+    def new_selector(self, prompt: str) -> CreateSchedule | None:
+        """The create whose record a reschedule takes (with ``prompt``), or
+        None without a selector."""
+        selectors = self.selectors
+        if len(selectors) != 1:
+            return None
+        value = getattr(self, selectors[0])
+        return _CREATE_OF[selectors[0]](prompt, value)
 
 
 class DeleteSchedule(msgspec.Struct, frozen=True):
@@ -103,11 +125,18 @@ CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
 UPDATE: Final = "schedule_update"
-_UPDATE_CHANGES: Final = ("prompt", "paused", "snooze_seconds")
-_UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 _EXTENDED_SELECTORS: Final = (*_SELECTORS, "calendar")
+RESCHEDULE_SELECTORS: Final = _EXTENDED_SELECTORS
+_UPDATE_CHANGES: Final = ("prompt", "paused", "snooze_seconds", *RESCHEDULE_SELECTORS)
+_UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
+_CREATE_OF: Final[dict[str, type[CreateSchedule]]] = {
+    "after_seconds": CreateAfter,
+    "at": CreateAt,
+    "every_seconds": CreateEvery,
+    "calendar": CreateCalendar,
+}
 _EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", "request_id", *_EXTENDED_SELECTORS})
 
 
@@ -159,8 +188,9 @@ def parse_tool_call(
 
 
 def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C901 - per member
-    """``schedule_update``: the key set, then id, prompt, paused and
-    snooze_seconds by the rulebook's rules (nulls already dropped)."""
+    """``schedule_update``: the key set, then id, prompt, paused,
+    snooze_seconds and a new selector by the rulebook's rules (nulls
+    already dropped)."""
     shape = error("invalid_selector", Msg.UPDATE)
     if not isinstance(args, Mapping):
         return Failure(shape)
@@ -168,6 +198,9 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
         return Failure(error("invalid_rule", Msg.SNOOZE_SECONDS))
     keys = args.keys()
     if not keys <= _UPDATE_KEYS or not any(key in keys for key in _UPDATE_CHANGES):
+        return Failure(shape)
+    selectors = [key for key in RESCHEDULE_SELECTORS if key in keys]
+    if len(selectors) > 1 or (selectors and "snooze_seconds" in keys):
         return Failure(shape)
     schedule_id = args.get("id")
     if id_breach(schedule_id) is not None:
@@ -189,7 +222,21 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
         if isinstance(seconds, Breach):
             return Failure(tool_error(seconds))
         command = msgspec.structs.replace(command, snooze_seconds=seconds)
+    if selectors:
+        return _with_selector(command, selectors[0], args[selectors[0]])
     return Success(command)
+
+
+def _with_selector(
+    command: UpdateSchedule, selector: str, value: object
+) -> Result[ToolCommand, ScheduleError]:
+    """A reschedule's selector, judged by create's pre-queue rules (the
+    prompt was judged already)."""
+    parsed = _parse_selector("-", selector, value)
+    if not is_successful(parsed):
+        return parsed
+    judged = getattr(parsed.unwrap(), selector)
+    return Success(msgspec.structs.replace(command, **{selector: judged}))
 
 
 # No selector's value nests this deep (``calendar`` and a local ``at`` are

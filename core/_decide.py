@@ -189,7 +189,17 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
         if isinstance(read, Breach):
             return (), Failure(tool_error(read))
         paused = read
-    if command.snooze_seconds is not UNSET:
+    rescheduled: ScheduleRecord | None = None
+    if command.selectors:
+        # create's rules for the new selector, written once (``_record``)
+        new = command.new_selector(record.prompt if prompt is None else prompt)
+        if new is None or command.snooze_seconds is not UNSET:
+            return (), Failure(error("invalid_selector", Msg.UPDATE))
+        made = _record(new, command.id, now, "extended")
+        if isinstance(made, ScheduleError):
+            return (), Failure(made)
+        rescheduled, target = made, parse_instant(made.scheduled_at)
+    elif command.snooze_seconds is not UNSET:
         seconds = snooze_rule(command.snooze_seconds)
         if isinstance(seconds, Breach):
             return (), Failure(tool_error(seconds))
@@ -200,6 +210,11 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
     elif was_paused and not paused:
         target = resumed_target(record, target, state.lattice(command.id), now)
     change = UpdateChange(id=command.id)
+    if rescheduled is not None:
+        # the new record holds the prompt and the target
+        if rescheduled != record or state.lattice(command.id) is not None:
+            change = msgspec.structs.replace(change, schedule=rescheduled)
+        prompt, target = None, active.target
     if prompt is not None and prompt != record.prompt:
         change = msgspec.structs.replace(change, prompt=prompt)
     if paused != was_paused:

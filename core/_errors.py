@@ -81,8 +81,10 @@ class Msg:
         "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
     )
     UPDATE: Final = (
-        "schedule_update accepts id and at least one of prompt, paused, or snooze_seconds, "
-        'e.g. {"id": "schedule-3", "paused": true} or {"id": "schedule-3", "snooze_seconds": 600}.'
+        "schedule_update accepts id and at least one of prompt, paused, snooze_seconds, or a "
+        "new selector (at most one of after_seconds, at, every_seconds, or calendar, not with "
+        'snooze_seconds), e.g. {"id": "schedule-3", "paused": true} or '
+        '{"id": "schedule-3", "every_seconds": 7200}.'
     )
     UPDATE_ID: Final = (
         "schedule_update id must be non-empty without surrounding whitespace, "

@@ -157,13 +157,18 @@ class CreateChangeV2(
 class UpdateChange(msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True):
     """A version-2 change of an active reminder in place (the id stays):
     its prompt, paused or not, and its target when that moves (a snooze, or
-    a resume past what fell due). Each member is absent when unchanged; at
-    least one is present. Decoded by the exact path only."""
+    a resume past what fell due); or ``schedule``, the reminder rescheduled
+    to a new selector: its whole new record (same id; its prompt, kind,
+    selector and first target), which replaces the old one, a fixed-rate
+    lattice anchored at the change. Each member is absent when unchanged;
+    at least one is present; ``prompt`` and ``scheduled_at`` never beside
+    ``schedule`` (the record holds both). Decoded by the exact path only."""
 
     id: ScheduleId
     prompt: Prompt | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     scheduled_at: Instant | UnsetType = UNSET
+    schedule: ScheduleRecord | UnsetType = UNSET
 
     @property
     def version(self) -> Literal[2]:

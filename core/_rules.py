@@ -95,6 +95,8 @@ class Breach(enum.Enum):
     DISPATCH_PAUSED = "dispatch_paused"  # a dispatch of a paused reminder
     PAUSED_NOT_BOOLEAN = "paused_not_boolean"  # paused is not true or false
     SNOOZE_SECONDS = "snooze_seconds"  # not a safe integer of at least 1
+    RESCHEDULE_ID = "reschedule_id"  # a rescheduled record whose id is not the updated one
+    RESCHEDULE_KEYS = "reschedule_keys"  # prompt or scheduledAt beside a new record
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -399,6 +401,22 @@ def snooze_rule(seconds: object) -> int | Breach:
     return value
 
 
+def reschedule_rule(
+    schedule_id: str, record: ScheduleRecord, *, prompt: bool, scheduled_at: bool
+) -> int | Breach:
+    """A reminder rescheduled in place to ``record`` (an update's
+    ``schedule``): a record of its own by every rule a create's record
+    keeps (:func:`record_rule`), with the updated reminder's id, and not
+    beside a ``prompt`` or ``scheduledAt`` member (the record holds both):
+    its new target in epoch ms, or the first breach."""
+    if prompt or scheduled_at:
+        return Breach.RESCHEDULE_KEYS
+    target = record_rule(record)
+    if isinstance(target, Breach):
+        return target
+    return target if record.id == schedule_id else Breach.RESCHEDULE_ID
+
+
 def record_rule(record: ScheduleRecord) -> int | Breach:
     """:func:`fields_rule` of a typed record: its target in epoch ms, or the
     first breach."""
@@ -634,7 +652,7 @@ class Reason:
     )
     UPDATE_KEYS: Final = (
         "schedule update must contain version, operation, id, and at least one of prompt, "
-        "paused, and scheduledAt"
+        "paused, scheduledAt, and schedule"
     )
     PAUSED: Final = "schedule update paused must be true or false"
     REQUEST_KEYS: Final = (
@@ -673,6 +691,10 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     Breach.CALENDAR_OFF_RULE: "calendar scheduledAt must be an occurrence of its rule",
     Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
     Breach.PAUSED_NOT_BOOLEAN: "schedule update paused must be true or false",
+    Breach.RESCHEDULE_ID: "schedule update schedule must keep the updated id",
+    Breach.RESCHEDULE_KEYS: (
+        "schedule update with schedule must not contain prompt or scheduledAt"
+    ),
     Breach.REQUEST_ID: (
         "schedule create requestId must be a non-empty string without surrounding "
         "whitespace, at most 200 characters"
@@ -756,6 +778,7 @@ __all__ = [
     "record_rule",
     "request_id_breach",
     "request_reuse_breach",
+    "reschedule_rule",
     "resumed_target",
     "reuse_breach",
     "series_points",

@@ -53,6 +53,7 @@ from tickler.core._rules import (
     record_rule,
     request_id_breach,
     request_reuse_breach,
+    reschedule_rule,
     reuse_breach,
     series_step,
 )
@@ -216,9 +217,20 @@ class _Requests:
 
 def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
     """A change in place: the prompt, paused or not, the target (a recurring
-    series keeps its later occurrences: see ``continuation_rule``)."""
+    series keeps its later occurrences: see ``continuation_rule``), or a new
+    record (rescheduled: its series starts afresh at its own target)."""
     record, target = entry.record, entry.target
     continuation = book.lattice(record.id)
+    if not isinstance(change.schedule, UnsetType):
+        rescheduled = reschedule_rule(
+            record.id,
+            change.schedule,
+            prompt=not isinstance(change.prompt, UnsetType),
+            scheduled_at=not isinstance(change.scheduled_at, UnsetType),
+        )
+        if isinstance(rescheduled, Breach):
+            raise _broken(rescheduled, kind=change.schedule.kind)
+        record, target, continuation = change.schedule, rescheduled, None
     if not isinstance(change.prompt, UnsetType):
         breach = prompt_breach(change.prompt)
         if breach is not None:

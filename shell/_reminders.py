@@ -56,8 +56,10 @@ _TYPED_MESSAGES: Final = {
     Msg.AT_SHAPE: f"at must be an aware datetime or a LocalTime, e.g. {_EXAMPLE_AT}.",
     Msg.AT_KIND: f"at must be an aware datetime or a LocalTime, e.g. {_EXAMPLE_AT}.",
     Msg.UPDATE: (
-        "update() takes at least one of prompt=, paused= or snooze=, "
-        'e.g. update("schedule-3", snooze=timedelta(minutes=10)).'
+        "update() takes at least one of prompt=, paused=, snooze= or one new selector "
+        "(after=, at=, every= or calendar=, not with snooze=), "
+        'e.g. update("schedule-3", snooze=timedelta(minutes=10)) or '
+        'update("schedule-3", every=timedelta(hours=2)).'
     ),
     Msg.UPDATE_ID: _TYPED_ID,
     Msg.DELETE_ID: _TYPED_ID,
@@ -204,9 +206,18 @@ def create_arguments(
 
 
 def update_arguments(
-    reminder_id: object, prompt: object, paused: object, snooze: object
+    reminder_id: object,
+    prompt: object,
+    paused: object,
+    snooze: object,
+    *,
+    after: object = None,
+    at: object = None,
+    every: object = None,
+    calendar: object = None,
 ) -> dict[str, object]:
-    """The ``schedule_update`` arguments a typed call stands for."""
+    """The ``schedule_update`` arguments a typed call stands for (a new
+    selector written as :func:`create_arguments` writes it)."""
     args: dict[str, object] = {"id": reminder_id}
     if prompt is not None:
         args["prompt"] = prompt
@@ -214,7 +225,9 @@ def update_arguments(
         args["paused"] = paused
     if snooze is not None:
         args["snooze_seconds"] = _seconds(snooze)
-    return args
+    selector = create_arguments(None, after, at, every, calendar=calendar)
+    del selector["prompt"]
+    return args | selector
 
 
 def _calendar(record: CalendarSchedule) -> Calendar | None:

@@ -238,13 +238,23 @@ class Session(Generic[H_co]):
         prompt: str | None = None,
         paused: bool | None = None,
         snooze: timedelta | None = None,
+        after: timedelta | None = None,
+        at: datetime | LocalTime | None = None,
+        every: timedelta | None = None,
+        calendar: Calendar | None = None,
     ) -> Reminder | None:
         """Change an active reminder in place (extended profile): a new
         ``prompt``; ``paused`` True/False to pause or resume (a resumed one
         waits for its next occurrence); ``snooze`` to move its next
-        occurrence to now plus that. None when no active reminder has that
-        id; raises :class:`ScheduleError` for what the tool would refuse."""
-        args = update_arguments(reminder_id, prompt, paused, snooze)
+        occurrence to now plus that; or reschedule it with one new selector
+        (``after``, ``at``, ``every`` or ``calendar``, as :meth:`schedule`
+        takes them; not with ``snooze``): its id, prompt and request id stay,
+        its next occurrence follows the new selector (``every`` counted from
+        now). None when no active reminder has that id; raises
+        :class:`ScheduleError` for what the tool would refuse."""
+        args = update_arguments(
+            reminder_id, prompt, paused, snooze, after=after, at=at, every=every, calendar=calendar
+        )
         outcome = await self._typed("schedule_update", args)
         assert isinstance(outcome, Updated | NotFound)
         return reminder_of(outcome.view) if isinstance(outcome, Updated) else None

@@ -3,7 +3,7 @@
 Created (with its rule), each occurrence that fell due (how late it was
 queued, how many earlier ones catch-up folded into it), each hand-over
 (delivered when, how late; refused, with the error), each change in place
-(prompt, paused, resumed, snoozed), deleted or finished, and where it
+(prompt, paused, resumed, snoozed, moved to a new selector), deleted or finished, and where it
 stands now. The log is replayed with the core's own fold, so
 the story cannot disagree with what the runtime did.
 """
@@ -172,14 +172,26 @@ class _Teller:
                 self.done = f"deleted at {format_instant(event.time)}"
                 self.add(event, "by schedule_delete", "deleted")
             case UpdateChange(id=self.id):
-                self.updated(event, change)
+                self.updated(event, change, before)
             case DispatchChange(id=self.id):
                 self.before = None if before is None else (before, lattice)
                 if self.state.get(self.id) is None and not self.done:
                     self.done = "its last occurrence was dispatched"
 
-    def updated(self, event: SessionEvent, change: UpdateChange) -> None:
+    def updated(
+        self, event: SessionEvent, change: UpdateChange, before: ScheduleRecord | None
+    ) -> None:
         """A change in place: one step per thing that changed."""
+        if not isinstance(change.schedule, msgspec.UnsetType) and before is not None:
+            new = change.schedule
+            text = (
+                f"moved from {rule_text(before)} (next due {before.scheduled_at}) "
+                f"to {rule_text(new)} (next due {new.scheduled_at}) "
+                f"at {format_instant(event.time)}"
+            )
+            if new.prompt != before.prompt:
+                text += f"; prompt changed to {new.prompt!r}"
+            self.add(event, text, "moved")
         if isinstance(change.prompt, str):
             self.add(event, f"prompt changed to {change.prompt!r}", "updated")
         moved = change.scheduled_at if isinstance(change.scheduled_at, str) else None

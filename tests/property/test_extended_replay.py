@@ -1,9 +1,9 @@
 """Replay equals incremental state for logs with the extended events:
-sessions of random tool calls (calendar creates, updates, request ids,
-deletes) and deliveries at random times, as ``handle`` and ``decide``
-produce them. ``fold`` of the log (its fast path and the exact one), the
-state evolved change by change, a snapshot image of it, and the answers
-``check_log`` gives all agree."""
+sessions of random tool calls (calendar creates, updates, reschedules
+to a new selector, request ids, deletes) and deliveries at random times,
+as ``handle`` and ``decide`` produce them. ``fold`` of the log (its fast
+path and the exact one), the state evolved change by change, a snapshot
+image of it, and the answers ``check_log`` gives all agree."""
 
 from __future__ import annotations
 
@@ -80,9 +80,29 @@ def _update() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     return st.tuples(_IDS, members).map(lambda t: ("schedule_update", {"id": t[0], **t[1]}))
 
 
+def _reschedule() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """A new selector in place (some refused: an ``at`` already past, an
+    interval too short), now and then with a prompt or a pause."""
+    selector = st.one_of(
+        _calendar().map(lambda c: {"calendar": c}),
+        st.integers(0, 3 * 86_400).map(lambda s: {"after_seconds": s}),
+        st.integers(299, 86_400).map(lambda s: {"every_seconds": s}),
+        st.sampled_from(
+            ["2026-03-21T09:00:00Z", "2026-03-29T01:30:00+01:00", "2026-04-02T12:00:00.5Z"]
+        ).map(lambda at: {"at": at}),
+    )
+    extra = st.fixed_dictionaries(
+        {}, optional={"prompt": st.sampled_from(["e", "f"]), "paused": st.booleans()}
+    )
+    return st.tuples(_IDS, selector, extra).map(
+        lambda t: ("schedule_update", {"id": t[0], **t[1], **t[2]})
+    )
+
+
 _STEP = st.one_of(
     _create(),
     _update(),
+    _reschedule(),
     _IDS.map(lambda i: ("schedule_delete", {"id": i})),
     st.just(("deliver", {})),
 )
