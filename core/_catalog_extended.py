@@ -27,8 +27,10 @@ CREATE_DESCRIPTION: Final = (
     'e.g. every weekday at 9:00: {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin"}). '
     "Recurring reminders that missed occurrences deliver the latest one only. The answer of a "
     "calendar reminder lists its next three occurrences in UTC and local time: read them back "
-    "to the user. Delivery is session-local: a reminder runs on time only while this session "
-    "is live and otherwise becomes overdue until the session is resumed."
+    "to the user. A recurring reminder may end: until (a date-time) and/or count (at most N "
+    "occurrences); the answer then shows until and remaining. Delivery is session-local: a "
+    "reminder runs on time only while this session is live and otherwise becomes overdue "
+    "until the session is resumed."
 )
 LIST_DESCRIPTION: Final = (
     "List every active reminder in the current session in creation order, including its "
@@ -117,6 +119,26 @@ _CALENDAR: Final = _closed(
     }
 )
 
+_OFFSET_INSTANT: Final[JsonSchema] = {
+    "type": "string",
+    "pattern": OFFSET_INSTANT_PATTERN,
+    "description": 'RFC 3339 date-time with Z or an offset, e.g. "2027-03-31T18:00:00+02:00".',
+}
+_LOCAL_UNTIL: Final = _closed(
+    {
+        "date": _LOCAL_AT["properties"]["date"],
+        "time": _LOCAL_AT["properties"]["time"],
+        "time_zone": _or_null(_ZONE, "Null: a calendar reminder's own zone."),
+    }
+)
+_UNTIL_TEXT: Final = (
+    "End of a recurring reminder (every_seconds or calendar): no occurrence after this "
+    "date-time, given as at is (RFC 3339 with offset, or a local date and time; a calendar "
+    "reminder's local time_zone may be null for its rule's zone)"
+)
+_COUNT_TEXT: Final = "End of a recurring reminder: at most this many occurrences"
+_NONE: Final[JsonSchema] = {"type": "string", "enum": ["none"]}
+
 CREATE_INPUT: Final = _closed(
     {
         "prompt": {
@@ -164,6 +186,16 @@ CREATE_INPUT: Final = _closed(
             "request_id with the same arguments returns the first answer. E.g. "
             '"call-7f3a"; else null.',
         ),
+        "until": {
+            "anyOf": [_OFFSET_INSTANT, _LOCAL_UNTIL, _NULL],
+            "description": f"{_UNTIL_TEXT}, e.g. "
+            '{"date": "2027-03-31", "time": "18:00", "time_zone": null}; else null.',
+        },
+        "count": _or_null(
+            {"type": "integer", "minimum": 1},
+            f"{_COUNT_TEXT}, counted from creation (a catch-up counts every occurrence it "
+            "stands for), e.g. 5 for the next five days; else null.",
+        ),
     }
 )
 LIST_INPUT: Final = _closed({})
@@ -176,7 +208,8 @@ UPDATE_DESCRIPTION: Final = (
     "(new text), paused (true: deliver nothing until resumed; false: resume, waiting for the "
     "next occurrence without replaying what fell due while paused), snooze_seconds (move the "
     "next occurrence, or a one-shot's time, to now plus that many seconds; later occurrences "
-    "stay on the rule), or one new selector to reschedule it (after_seconds, at, every_seconds "
+    'stay on the rule), until or count (a recurring reminder\'s end; "none" removes it), '
+    "or one new selector to reschedule it (after_seconds, at, every_seconds "
     "or calendar, as in schedule_create; the next occurrence follows the new selector, an "
     "every_seconds series counted from now; not with snooze_seconds). Set what you do not "
     'change to null. E.g. {"id": "schedule-3", "snooze_seconds": 600} or, to move a '
@@ -199,6 +232,16 @@ UPDATE_INPUT: Final = _closed(
         ),
         # a new selector: create's members, described as create describes them
         **{name: CREATE_INPUT["properties"][name] for name in RESCHEDULE_SELECTORS},
+        "until": {
+            "anyOf": [_OFFSET_INSTANT, _LOCAL_UNTIL, _NONE, _NULL],
+            "description": f'{_UNTIL_TEXT}; "none" removes it; null leaves it as it is. '
+            'E.g. "2027-03-31T18:00:00+02:00".',
+        },
+        "count": {
+            "anyOf": [{"type": "integer", "minimum": 1}, _NONE, _NULL],
+            "description": f"{_COUNT_TEXT} from now on, the next one included, e.g. 3; "
+            '"none" removes it; null leaves it as it is.',
+        },
     }
 )
 

@@ -81,9 +81,9 @@ class Msg:
         "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
     )
     UPDATE: Final = (
-        "schedule_update accepts id and at least one of prompt, paused, snooze_seconds, or a "
-        "new selector (at most one of after_seconds, at, every_seconds, or calendar, not with "
-        'snooze_seconds), e.g. {"id": "schedule-3", "paused": true} or '
+        "schedule_update accepts id and at least one of prompt, paused, snooze_seconds, until, "
+        "count, or a new selector (at most one of after_seconds, at, every_seconds, or "
+        'calendar, not with snooze_seconds), e.g. {"id": "schedule-3", "paused": true} or '
         '{"id": "schedule-3", "every_seconds": 7200}.'
     )
     UPDATE_ID: Final = (
@@ -101,6 +101,18 @@ class Msg:
     REQUEST_OTHER_ARGS: Final = (
         "request_id was already used with other arguments: retry with exactly the same "
         "arguments to get the first answer, or send a new request_id for a new reminder."
+    )
+    COUNT: Final = (
+        "count must be a whole number of occurrences, at least 1, e.g. 5 (every_seconds and "
+        'calendar reminders only); in schedule_update, the occurrences still to come, or "none".'
+    )
+    END_ONE_SHOT: Final = (
+        "until and count end a recurring reminder: send them with every_seconds or calendar "
+        "only (a one-shot fires once)."
+    )
+    UNTIL_BEFORE: Final = (
+        "until is before the reminder's next occurrence, so nothing would remain: send a "
+        'later until, or "none" in schedule_update to remove it.'
     )
     CORRUPT: Final = "The session schedule log is corrupt."
     PERSISTENCE: Final = (

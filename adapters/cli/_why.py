@@ -135,6 +135,16 @@ def _skipped(before: ScheduleRecord, lattice: int | None, occurrence_ms: int) ->
     return 0 if isinstance(step, Breach) else step.skipped
 
 
+def _end_text(change: ScheduleChange) -> str:
+    """A create's series end, as the story says it."""
+    if not isinstance(change, CreateChangeV2):
+        return ""
+    text = "" if change.until is None else f"; ends after {change.until}"
+    if change.count is None:
+        return text
+    return f"{text}; at most {change.count} occurrence{'' if change.count == 1 else 's'}"
+
+
 class _Teller:
     """Walks the owned events once, keeping the schedule state with the
     core's ``evolve``, and notes each event that concerns ``schedule_id``."""
@@ -165,7 +175,7 @@ class _Teller:
                 self.done = ""
                 self.add(
                     event,
-                    f"{rule_text(record)}; first due {record.scheduled_at}",
+                    f"{rule_text(record)}; first due {record.scheduled_at}{_end_text(change)}",
                     "created",
                 )
             case DeleteChange(id=self.id):
@@ -194,6 +204,12 @@ class _Teller:
             self.add(event, text, "moved")
         if isinstance(change.prompt, str):
             self.add(event, f"prompt changed to {change.prompt!r}", "updated")
+        if not isinstance(change.until, msgspec.UnsetType):
+            until = "removed" if change.until is None else f"set to {change.until}"
+            self.add(event, f"end changed: until {until}", "end")
+        if not isinstance(change.count, msgspec.UnsetType):
+            count = "removed" if change.count is None else f"{change.count} from now on"
+            self.add(event, f"end changed: occurrences {count}", "end")
         moved = change.scheduled_at if isinstance(change.scheduled_at, str) else None
         if change.paused is True:
             self.add(event, "paused: it delivers nothing until it is resumed", "paused")

@@ -298,6 +298,44 @@ def test_a_moved_reminders_story_says_from_what_to_what(tmp_path: Path) -> None:
     assert story.status == "scheduled: next due 2026-08-06T09:30:00.000Z"
 
 
+def test_a_series_that_ends_says_how_and_is_ended(tmp_path: Path) -> None:
+    """Every hour, at most two occurrences: 13:00 and 14:00, then ended;
+    its count was raised to two from one at 12:10."""
+
+    async def make() -> VirtualClock:
+        clock = VirtualClock(T0)
+
+        async def script(session: Session[ReferenceHost]) -> None:
+            call = session.tools.call_tool
+            await call("schedule_create", {"prompt": "water", "every_seconds": 3600, "count": 1})
+            await clock.advance(10 * MINUTE)
+            await call("schedule_update", {"id": "schedule-1", "count": 2})
+            await clock.advance(50 * MINUTE)
+            await _answered(session, 1)
+            await clock.advance(HOUR)
+            await _answered(session, 2)
+            await clock.advance(HOUR)
+
+        await _run(tmp_path, clock, script)
+        return clock
+
+    clock = asyncio.run(make())
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert story.steps[0].text == (
+        "fixed-rate, every 3600 s; first due 2026-08-05T13:00:00.000Z; at most 1 occurrence"
+    )
+    assert (story.steps[1].event, story.steps[1].text) == (
+        "end",
+        "end changed: occurrences 2 from now on",
+    )
+    assert [s.occurrence_at for s in story.steps if s.event == "due"] == [
+        "2026-08-05T13:00:00.000Z",
+        "2026-08-05T14:00:00.000Z",
+    ]
+    assert story.state == "ended"
+    assert story.status == "ended: its last occurrence was dispatched"
+
+
 def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
     async def make() -> VirtualClock:
         clock = VirtualClock(T0)

@@ -1,6 +1,7 @@
 """Replay equals incremental state for logs with the extended events:
 sessions of random tool calls (calendar creates, updates, reschedules
-to a new selector, request ids, deletes) and deliveries at random times,
+to a new selector, series ends by until and count, request ids, deletes)
+and deliveries at random times,
 as ``handle`` and ``decide`` produce them. ``fold`` of the log (its fast
 path and the exact one), the state evolved change by change, a snapshot
 image of it, and the answers ``check_log`` gives all agree."""
@@ -54,16 +55,39 @@ def _calendar() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+# A series' end: instants and local times around Europe's change on 29
+# March (02:30 there does not exist: refused), and counts.
+_UNTILS = st.sampled_from(
+    [
+        "2026-03-21T00:00:00Z",
+        "2026-03-29T03:00:00+02:00",
+        "2026-04-05T00:00:00Z",
+        {"date": "2026-03-29", "time": "02:30"},
+        {"date": "2026-03-30", "time": "09:00"},
+        {"date": "2026-03-29", "time": "09:00", "time_zone": "America/New_York"},
+    ]
+)
+
+
+def _end(removable: bool) -> st.SearchStrategy[dict[str, Any]]:
+    """Some of ``until`` and ``count`` (``"none"`` too, in an update)."""
+    until: st.SearchStrategy[object] = _UNTILS
+    count: st.SearchStrategy[object] = st.integers(0, 6)
+    if removable:
+        until, count = until | st.just("none"), count | st.just("none")
+    return st.fixed_dictionaries({}, optional={"until": until, "count": count})
+
+
 def _create() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     selector = st.one_of(
         _calendar().map(lambda c: {"calendar": c}),
         st.integers(1, 3 * 86_400).map(lambda s: {"after_seconds": s}),
         st.integers(300, 86_400).map(lambda s: {"every_seconds": s}),
     )
-    return st.tuples(selector, st.sampled_from(["a", "b"]), _REQUESTS).map(
+    return st.tuples(selector, st.sampled_from(["a", "b"]), _REQUESTS, _end(False)).map(
         lambda t: (
             "schedule_create",
-            {"prompt": t[1], **t[0], **({} if t[2] is None else {"request_id": t[2]})},
+            {"prompt": t[1], **t[0], **({} if t[2] is None else {"request_id": t[2]}), **t[3]},
         )
     )
 
@@ -76,8 +100,12 @@ def _update() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
             "paused": st.booleans(),
             "snooze_seconds": st.integers(1, 2 * 86_400),
         },
-    ).filter(bool)
-    return st.tuples(_IDS, members).map(lambda t: ("schedule_update", {"id": t[0], **t[1]}))
+    )
+    return (
+        st.tuples(_IDS, members, _end(True))
+        .filter(lambda t: bool(t[1] or t[2]))
+        .map(lambda t: ("schedule_update", {"id": t[0], **t[1], **t[2]}))
+    )
 
 
 def _reschedule() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
@@ -94,8 +122,8 @@ def _reschedule() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     extra = st.fixed_dictionaries(
         {}, optional={"prompt": st.sampled_from(["e", "f"]), "paused": st.booleans()}
     )
-    return st.tuples(_IDS, selector, extra).map(
-        lambda t: ("schedule_update", {"id": t[0], **t[1], **t[2]})
+    return st.tuples(_IDS, selector, extra, _end(True)).map(
+        lambda t: ("schedule_update", {"id": t[0], **t[1], **t[2], **t[3]})
     )
 
 

@@ -148,3 +148,29 @@ async def test_a_reminder_that_is_done_cannot_be_moved() -> None:
         assert await session.cancel(tea.id)
         assert await session.update(tea.id, every=timedelta(hours=1)) is None
         assert await session.reminders() == ()
+
+
+@async_test
+async def test_a_series_that_ends_by_count_and_until_and_an_end_removed() -> None:
+    clock = VirtualClock(T0)
+    async with running(clock) as session:
+        five = await session.schedule("stretch", every=timedelta(hours=1), count=5)
+        assert (five.remaining, five.until) == (5, None)
+        berlin_evening = LocalTime(date(2026, 8, 7), time(9, 30), "Europe/Berlin")
+        daily = await session.schedule(
+            "stand-up", calendar=Calendar("0 9 * * *", "Europe/Berlin"), until=berlin_evening
+        )
+        assert daily.until == datetime(2026, 8, 7, 7, 30, tzinfo=UTC)
+        assert daily.next_occurrences == (
+            datetime(2026, 8, 6, 9, 0, tzinfo=BERLIN),
+            datetime(2026, 8, 7, 9, 0, tzinfo=BERLIN),
+        )
+        two = await session.update(five.id, count=2)
+        assert two is not None
+        assert (two.remaining, len(two.next_occurrences)) == (2, 2)
+        endless = await session.update(daily.id, until="none")
+        assert endless is not None
+        assert (endless.until, len(endless.next_occurrences)) == (None, 3)
+        with pytest.raises(ScheduleError) as one_shot:
+            await session.schedule("tea", after=timedelta(minutes=5), count=2)
+        assert one_shot.value.code == "invalid_rule"

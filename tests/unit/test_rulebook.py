@@ -156,6 +156,11 @@ def _update(schedule_id: str = "schedule-1", **members: Any) -> dict[str, Any]:
     return {"version": 2, "operation": "update", **members}
 
 
+def _ended(record: dict[str, Any], **end: Any) -> dict[str, Any]:
+    """A version-2 create of ``record`` with a series end (until, count)."""
+    return {"version": 2, "operation": "create", "schedule": record, **end}
+
+
 def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
     return tuple(_create(_record("at", id=f"schedule-{n}")) for n in numbers)
 
@@ -380,6 +385,31 @@ LOG_CASES = [
     LogCase("dispatch rescheduled to every", (AT, _update(schedule=_record("every"))), _dispatch("schedule-1", T1), None),
     LogCase("dispatch rescheduled, one-shot form", (AT, _update(schedule=_record("every"))), _dispatch("schedule-1"), Breach.EVERY_NO_ACCEPTED_AT),
     LogCase("dispatch rescheduled to at", (EVERY, _update(schedule=_record("at"))), _dispatch("schedule-1", T1), Breach.ONE_SHOT_ACCEPTED_AT),
+    # a series' end (version 2): until and count on a create or an update
+    LogCase("create every with an end", (), _ended(_record("every"), until=T1, count=3), None),
+    LogCase("create calendar until", (), _ended(CALENDAR["schedule"], until=C1), None),
+    LogCase("create count 0", (), _ended(_record("every"), count=0), Breach.COUNT),
+    LogCase("create count 1.5", (), _ended(_record("every"), count=1.5), Breach.COUNT),
+    LogCase("create until not an instant", (), _ended(_record("every"), until="soon"), Breach.INSTANT_SHAPE),
+    LogCase("create one-shot with a count", (), _ended(_record("at"), count=2), Breach.END_ONE_SHOT),
+    LogCase("create until before the target", (), _ended(_record("every"), until=T0), Breach.UNTIL_BEFORE),
+    LogCase("create with a request and an end", (), {**_requested(_record("every")), "count": 2}, None),
+    LogCase("update count", (EVERY,), _update(count=2), None),
+    LogCase("update count removed", (_ended(_record("every"), count=3),), _update(count=None), None),
+    LogCase("update until removed", (_ended(_record("every"), until=T1),), _update(until=None), None),
+    LogCase("update count 0", (EVERY,), _update(count=0), Breach.COUNT),
+    LogCase("update until on a one-shot", (AT,), _update(until=T1), Breach.END_ONE_SHOT),
+    LogCase("update until before the target", (EVERY,), _update(until=T0), Breach.UNTIL_BEFORE),
+    LogCase("reschedule past until", (_ended(_record("every"), until=T1),), _update(schedule=CALENDAR["schedule"]), Breach.UNTIL_BEFORE),
+    LogCase("reschedule to a one-shot drops the end", (_ended(_record("every"), count=2),), _update(schedule=_record("at")), None),
+    LogCase("dispatch the last of a count", (_ended(_record("every"), count=1),), _dispatch("schedule-1", T1), None),
+    LogCase(
+        "dispatch after the last of a count",
+        (_ended(_record("every"), count=1), _dispatch("schedule-1", T1)),
+        _dispatch("schedule-1", "2026-08-05T12:10:00.000Z"),
+        Breach.DISPATCH_INACTIVE,
+        schedule_id="schedule-1",
+    ),
     LogCase(
         "calendar dispatch at its snoozed target",
         (CALENDAR, _update(scheduledAt="2026-08-06T09:10:00.000Z")),
@@ -416,11 +446,19 @@ def _typed_change(change: dict[str, Any]) -> ScheduleChange:
             schedule=record,
             request_id=change.get("requestId"),
             args_digest=change.get("argsDigest"),
+            until=change.get("until"),
+            count=change.get("count"),
         )
     if change["operation"] == "delete":
         return delete(change["id"])
     if change["operation"] == "update":
-        fields = {"prompt": "prompt", "paused": "paused", "scheduledAt": "scheduled_at"}
+        fields = {
+            "prompt": "prompt",
+            "paused": "paused",
+            "scheduledAt": "scheduled_at",
+            "until": "until",
+            "count": "count",
+        }
         members = {fields[k]: v for k, v in change.items() if k in fields}
         if "schedule" in change:
             members["schedule"] = _typed(change["schedule"])
@@ -455,7 +493,11 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.ARGS_DIGEST,
         Breach.RESCHEDULE_ID,
         Breach.RESCHEDULE_KEYS,
-    }
+        Breach.COUNT,
+    } or (  # a create's end is judged with its record; an update's needs the state
+        case.breach in {Breach.END_ONE_SHOT, Breach.UNTIL_BEFORE}
+        and case.judged["operation"] == "create"
+    )
     if case.breach is None:
         decode_change(json.dumps(case.judged))
         folded = fold(events)
