@@ -8,10 +8,12 @@ image of it, and the answers ``check_log`` gives all agree."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from returns.pipeline import is_successful
 
 from tickler.core import (
@@ -27,8 +29,15 @@ from tickler.core import (
     handle,
     parse_instant,
 )
+from tickler.core._schema import change_schema, change_schema_v2
 from tickler.core._session import event
 from tickler.core._snapshot import decode_state, encode_state
+
+# The generated contracts of specs/: every change decide makes fits its version's.
+_SCHEMAS: Final = {
+    1: Draft202012Validator(change_schema()),
+    2: Draft202012Validator(change_schema_v2()),
+}
 
 T0: Final = parse_instant("2026-03-20T12:00:00.000Z")  # a week before Europe's spring change
 MINUTE: Final = 60_000
@@ -157,3 +166,6 @@ def test_fold_of_the_log_equals_the_state_evolved_change_by_change(
     assert is_successful(checked)
     assert checked.unwrap() == state
     assert decode_state(encode_state(state)) == state
+    for change in log:
+        payload = json.loads(encode_change(change))
+        assert _SCHEMAS[payload["version"]].is_valid(payload), payload
