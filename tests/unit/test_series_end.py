@@ -236,3 +236,30 @@ def test_a_snooze_past_until_moves_the_last_occurrence_there() -> None:
     last = s.deliver(T0 + 4 * HOUR)
     assert isinstance(last, Delivery)
     assert s.state.get("schedule-1") is None
+
+
+def test_the_folds_fast_path_keeps_an_end_logged_chunks_before() -> None:
+    """The fold decodes a chunk of version-1 changes on its fast path; a
+    series whose end was logged in an earlier chunk must still end."""
+    s = Session()
+    s.call("schedule_create", {"prompt": "p", "every_seconds": 3600, "count": 2}, T0)
+    log = list(s.log)
+    state = s.state
+    for n in range(2, 2 + 2100):  # 4200 version-1 changes: the next chunk
+        changes, _ = handle(state, "schedule_create", {"prompt": "x", "after_seconds": 60}, T0)
+        changes += handle(
+            evolve(state, changes[0]), "schedule_delete", {"id": f"schedule-{n}"}, T0
+        )[0]
+        for change in changes:
+            state = evolve(state, change)
+            log.append(change)
+    for hour in (1, 2):
+        changes, _ = decide(state, DeliverDue(), T0 + hour * HOUR)
+        for change in changes:
+            state = evolve(state, change)
+            log.append(change)
+    assert state.get("schedule-1") is None  # its two occurrences delivered: done
+    events = [event(SCHEDULE_CHANGE, n, 0, encode_change(c)) for n, c in enumerate(log)]
+    checked = check_log(events)
+    assert is_successful(checked)
+    assert checked.unwrap() == state
