@@ -27,7 +27,7 @@ from tickler.core import (
     parse_instant,
 )
 from tickler.core._session import event
-from tickler.core._snapshot import decode_state, encode_state
+from tickler.core._snapshot import SnapshotError, decode_state, encode_state
 
 T0 = parse_instant("2026-12-07T08:00:00.000Z")  # a Monday
 MINUTE = 60_000
@@ -263,3 +263,19 @@ def test_the_folds_fast_path_keeps_an_end_logged_chunks_before() -> None:
     checked = check_log(events)
     assert is_successful(checked)
     assert checked.unwrap() == state
+
+
+def test_a_snapshot_keeps_ends_and_refuses_one_no_log_could_leave() -> None:
+    s = Session()
+    s.call("schedule_create", {"prompt": "p", "every_seconds": 3600, "count": 4}, T0)
+    s.call("schedule_create", {"prompt": "q", "after_seconds": 60}, T0)
+    image = json.loads(encode_state(s.state))
+    assert (image["version"], image["ends"]) == (4, {"schedule-1": [None, 4]})
+    assert decode_state(encode_state(s.state)).end("schedule-1") == (None, 4)
+    for ends in (
+        {"schedule-2": [None, 4]},
+        {"schedule-1": [None, 0]},
+        {"schedule-1": [None, None]},
+    ):
+        with pytest.raises(SnapshotError):
+            decode_state(json.dumps({**image, "ends": ends}).encode())
