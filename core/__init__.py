@@ -59,6 +59,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    SeriesEnd,
     UpdateChange,
 )
 from tickler.core._outcomes import (
@@ -146,6 +147,7 @@ __all__ = [
     "ScheduleError",
     "ScheduleRecord",
     "ScheduleView",
+    "SeriesEnd",
     "SessionEvent",
     "SessionFileError",
     "SessionHeader",
