@@ -60,6 +60,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    SeriesEnd,
     UpdateChange,
 )
 from tickler.core._outcomes import (
@@ -148,6 +149,7 @@ __all__ = [
     "ScheduleError",
     "ScheduleRecord",
     "ScheduleView",
+    "SeriesEnd",
     "SessionEvent",
     "SessionFileError",
     "SessionHeader",

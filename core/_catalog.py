@@ -191,6 +191,15 @@ def _calendar_view() -> JsonSchema:
     )
 
 
+def _with_end(view: JsonSchema) -> JsonSchema:
+    """A recurring view that may show its series' end (extended profile):
+    ``until`` (UTC) and ``remaining``, each only when set."""
+    out = copy.deepcopy(view)
+    out["properties"]["until"] = {"type": "string"}
+    out["properties"]["remaining"] = {"type": "integer", "minimum": 1}
+    return out
+
+
 def _paused(view: JsonSchema) -> JsonSchema:
     """A view whose state may also be ``paused`` (extended profile)."""
     out = copy.deepcopy(view)
@@ -200,7 +209,7 @@ def _paused(view: JsonSchema) -> JsonSchema:
 
 def _extended_catalog() -> list[dict[str, Any]]:
     after, at, every = _VIEW["oneOf"]
-    views = (after, at, _with_previews(every), _calendar_view())
+    views = (after, at, _with_end(_with_previews(every)), _with_end(_calendar_view()))
     view = {"oneOf": [_paused(v) for v in views]}
     ops = EXTENDED_OPERATIONS
     not_found = _closed(

@@ -14,6 +14,7 @@ still accepts.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Final
 
 from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
@@ -30,12 +31,15 @@ CREATE_DESCRIPTION: Final = (
     "at a date-time), every_seconds (fire every N seconds, at least "
     f"{MIN_EVERY_INTERVAL_SECONDS}) or calendar (fire on a cron rule in the user's time zone). "
     'E.g. every weekday at 9:00: {"prompt": "stand-up", "when": {"calendar": {"cron": '
-    '"0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, "dst_overlap": null}}, '
-    '"request_id": null}. '
+    '"0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, "dst_overlap": null}, '
+    '"until": null, "count": null}, "request_id": null}. '
     "Recurring reminders that missed occurrences deliver the latest one only. The answer of a "
     "calendar reminder lists its next three occurrences in UTC and local time: read them back "
-    "to the user. Delivery is session-local: a reminder runs on time only while this session "
-    "is live and otherwise becomes overdue until the session is resumed."
+    "to the user. A recurring reminder may end: until (a date-time) and/or count (at most N "
+    "occurrences) beside every_seconds or calendar in when; the answer then shows until and "
+    "remaining. Delivery is session-local: a "
+    "reminder runs on time only while this session is live and otherwise becomes overdue "
+    "until the session is resumed."
 )
 LIST_DESCRIPTION: Final = (
     "List every active reminder in the current session in creation order, including its "
@@ -161,17 +165,58 @@ _CALENDAR_RULE: Final[JsonSchema] = {
         '"time_zone": "Europe/Berlin", "dst_gap": null, "dst_overlap": null}.'
     ),
 }
+_OFFSET_INSTANT: Final[JsonSchema] = {
+    "type": "string",
+    "pattern": OFFSET_INSTANT_PATTERN,
+    "description": 'RFC 3339 date-time with Z or an offset, e.g. "2027-03-31T18:00:00+02:00".',
+}
+_LOCAL_UNTIL: Final = _closed(
+    {
+        "date": _LOCAL_AT["properties"]["date"],
+        "time": _LOCAL_AT["properties"]["time"],
+        "time_zone": _or_null(_ZONE, "Null: a calendar reminder's own zone."),
+    }
+)
+_UNTIL_TEXT: Final = (
+    "End of a recurring reminder (every_seconds or calendar): no occurrence after this "
+    "date-time, given as at is (RFC 3339 with offset, or a local date and time; a calendar "
+    "reminder's local time_zone may be null for its rule's zone)"
+)
+_COUNT_TEXT: Final = "End of a recurring reminder: at most this many occurrences"
+_NONE: Final[JsonSchema] = {"type": "string", "enum": ["none"]}
+# A series' end beside a recurring selector in when: the schema itself says
+# that a one-shot has none.
+_UNTIL: Final[JsonSchema] = {
+    "anyOf": [_OFFSET_INSTANT, _LOCAL_UNTIL, _NULL],
+    "description": f"{_UNTIL_TEXT}, e.g. "
+    '{"date": "2027-03-31", "time": "18:00", "time_zone": null}; else null.',
+}
+_COUNT: Final[JsonSchema] = _or_null(
+    {"type": "integer", "minimum": 1},
+    f"{_COUNT_TEXT}, counted from its creation or reschedule (a catch-up counts every "
+    "occurrence it stands for), e.g. 5 for the next five days; else null.",
+)
+
+
+def _ends() -> JsonSchema:
+    """``until`` and ``count``, a fresh copy for each variant: a schema
+    walker that rewrites a node in place (PydanticAI's OpenAI transformer
+    does) must not meet the one it rewrote again under another variant."""
+    return copy.deepcopy({"until": _UNTIL, "count": _COUNT})
+
+
 # One closed object per selector: the schema itself says "exactly one".
 _WHEN_VARIANTS: Final = [
     _closed({"after_seconds": _AFTER_SECONDS}),
     _closed({"at": _AT}),
-    _closed({"every_seconds": _EVERY_SECONDS}),
-    _closed({"calendar": _CALENDAR_RULE}),
+    _closed({"every_seconds": _EVERY_SECONDS, **_ends()}),
+    _closed({"calendar": _CALENDAR_RULE, **_ends()}),
 ]
 _WHEN_EXAMPLES: Final = (
-    '{"after_seconds": 600}, {"at": "2026-12-07T09:00:00+01:00"}, {"every_seconds": 3600} or '
+    '{"after_seconds": 600}, {"at": "2026-12-07T09:00:00+01:00"}, '
+    '{"every_seconds": 3600, "until": null, "count": null} or '
     '{"calendar": {"cron": "0 9 * * 1-5", "time_zone": "Europe/Berlin", "dst_gap": null, '
-    '"dst_overlap": null}}'
+    '"dst_overlap": null}, "until": null, "count": 5}'
 )
 
 CREATE_INPUT: Final = _closed(
@@ -207,10 +252,15 @@ UPDATE_DESCRIPTION: Final = (
     "(new text), paused (true: deliver nothing until resumed; false: resume, waiting for the "
     "next occurrence without replaying what fell due while paused), snooze_seconds (move the "
     "next occurrence, or a one-shot's time, to now plus that many seconds; later occurrences "
-    "stay on the rule). Set what you do not change to null. "
+    'stay on the rule), until or count (a recurring reminder\'s end; "none" removes it), '
+    "or when, one new schedule in its place (after_seconds, at, every_seconds or calendar, as "
+    "in schedule_create; the next occurrence follows it, an every_seconds series counted from "
+    "now; not with snooze_seconds). Set what you do not change to null. "
     'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600, '
-    '"when": null}. '
-    "Unknown or finished ids return updated false."
+    '"when": null, "until": null, "count": null}, or, to move a stand-up to 9:30, '
+    '"when": {"calendar": {"cron": "30 9 * * 1-5", "time_zone": "Europe/Berlin", '
+    '"dst_gap": null, "dst_overlap": null}, "until": null, "count": null} with the other '
+    "members null. Unknown or finished ids return updated false."
 )
 UPDATE_INPUT: Final = _closed(
     {
@@ -230,8 +280,18 @@ UPDATE_INPUT: Final = _closed(
             "description": (
                 "A new schedule in place of the current one, the id kept: an object holding "
                 "exactly one of after_seconds, at, every_seconds or calendar, e.g. "
-                '{"every_seconds": 7200}; else null.'
+                '{"every_seconds": 7200, "until": null, "count": null}; else null.'
             ),
+        },
+        "until": {
+            "anyOf": [_NULL, _OFFSET_INSTANT, _LOCAL_UNTIL, _NONE],
+            "description": f'{_UNTIL_TEXT}; "none" removes it; null leaves it as it is. '
+            'E.g. "2027-03-31T18:00:00+02:00".',
+        },
+        "count": {
+            "anyOf": [_NULL, {"type": "integer", "minimum": 1}, _NONE],
+            "description": f"{_COUNT_TEXT} from now on, the next one included, e.g. 3; "
+            '"none" removes it; null leaves it as it is.',
         },
     }
 )

@@ -17,6 +17,7 @@ import msgspec
 
 from tickler.core._deepjson import loads_any_depth
 from tickler.core._errors import CorruptScheduleLog
+from tickler.core._instant import parse_instant
 from tickler.core._jstext import js_string
 from tickler.core._model import (
     AfterSchedule,
@@ -40,6 +41,8 @@ from tickler.core._rules import (
     Reason,
     args_digest_breach,
     calendar_record_rule,
+    count_rule,
+    end_rule,
     fields_rule,
     id_breach,
     instant_rule,
@@ -48,6 +51,7 @@ from tickler.core._rules import (
     paused_rule,
     prompt_breach,
     request_id_breach,
+    reschedule_rule,
 )
 from tickler.core._wire import fast_decode
 
@@ -134,7 +138,9 @@ def _is_v2(value: Mapping[str, object]) -> bool:
 
 
 _UPDATE_REQUIRED: Final = frozenset({"version", "operation", "id"})
-_UPDATE_OPTIONAL: Final = frozenset({"prompt", "paused", "scheduledAt"})
+_UPDATE_OPTIONAL: Final = frozenset(
+    {"prompt", "paused", "scheduledAt", "schedule", "until", "count"}
+)
 _V2_DELETE_KEYS: Final = frozenset({"version", "operation", "id", "by"})
 
 
@@ -153,8 +159,9 @@ def _decode_v2_delete(value: Mapping[str, object]) -> DeleteChangeV2:
     return DeleteChangeV2(id=_decode_id(value["id"]), by=_decode_operator(value["by"]))
 
 
-def _decode_update(value: Mapping[str, object]) -> UpdateChange:
-    """Keys, then id, prompt, paused and scheduledAt by the rulebook."""
+def _decode_update(value: Mapping[str, object]) -> UpdateChange:  # noqa: C901 - per member
+    """Keys, then id, prompt, paused, scheduledAt, schedule, until and count
+    by the rulebook."""
     keys = value.keys()
     changed = keys - _UPDATE_REQUIRED - {"by"}  # who made it is no change of its own
     if not keys >= _UPDATE_REQUIRED or not changed or not (changed <= _UPDATE_OPTIONAL):
@@ -177,7 +184,38 @@ def _decode_update(value: Mapping[str, object]) -> UpdateChange:
         change = msgspec.structs.replace(change, scheduled_at=_decode_instant(value["scheduledAt"]))
     if "by" in keys:
         change = msgspec.structs.replace(change, by=_decode_operator(value["by"]))
+    if "schedule" in keys:
+        record = _decode_any_record(value["schedule"])
+        judged = reschedule_rule(
+            schedule_id, record, prompt="prompt" in keys, scheduled_at="scheduledAt" in keys
+        )
+        if isinstance(judged, Breach):
+            raise CorruptScheduleLog(log_reason(judged, kind=record.kind))
+        change = msgspec.structs.replace(change, schedule=record)
+    if "until" in keys:  # null: the bound removed
+        until = value["until"]
+        change = msgspec.structs.replace(
+            change, until=None if until is None else _decode_instant(until)
+        )
+    if "count" in keys:
+        change = msgspec.structs.replace(
+            change, count=None if value["count"] is None else _decode_count(value["count"])
+        )
     return change
+
+
+def _decode_count(value: object) -> int:
+    count = count_rule(value)
+    if isinstance(count, Breach):
+        raise CorruptScheduleLog(log_reason(count))
+    return count
+
+
+def _decode_any_record(value: object) -> ScheduleRecord:
+    """A record of any kind, calendar included (a version-2 change's)."""
+    if isinstance(value, Mapping) and value.get("kind") == "calendar":
+        return _decode_calendar(value)
+    return _decode_record(value)
 
 
 def _is_v2_create(value: Mapping[str, object]) -> bool:
@@ -187,33 +225,46 @@ def _is_v2_create(value: Mapping[str, object]) -> bool:
         _is_v2(value)
         and value.get("operation") == "create"
         and isinstance(schedule, Mapping)
-        and (schedule.get("kind") == "calendar" or "requestId" in value)
+        and (
+            schedule.get("kind") == "calendar"
+            or "requestId" in value
+            or not _END_KEYS.isdisjoint(value)
+        )
     )
 
 
 _REQUEST_KEYS: Final = frozenset({"requestId", "argsDigest"})
+_END_KEYS: Final = frozenset({"until", "count"})
 
 
 def _decode_v2_create(value: Mapping[str, object]) -> CreateChangeV2:
-    keys = value.keys()
+    keys = value.keys() - _END_KEYS
     if keys != _CREATE_KEYS and keys != _CREATE_KEYS | _REQUEST_KEYS:
         if "requestId" in keys and keys <= _CREATE_KEYS | _REQUEST_KEYS:
             raise CorruptScheduleLog(Reason.REQUEST_KEYS)
         raise CorruptScheduleLog(Reason.V2_CREATE_KEYS)
-    record = value["schedule"]
-    assert isinstance(record, Mapping)
-    decoded = (
-        _decode_calendar(record) if record.get("kind") == "calendar" else _decode_record(record)
+    decoded = _decode_any_record(value["schedule"])
+    until = _decode_instant(value["until"]) if "until" in value else None
+    count = _decode_count(value["count"]) if "count" in value else None
+    ends = end_rule(
+        decoded,
+        parse_instant(decoded.scheduled_at),
+        None if until is None else parse_instant(until),
+        count,
     )
+    if ends is not None:
+        raise CorruptScheduleLog(log_reason(ends))
     if "requestId" not in keys:
-        return CreateChangeV2(schedule=decoded)
+        return CreateChangeV2(schedule=decoded, until=until, count=count)
     request_id, digest = value["requestId"], value["argsDigest"]
     breach = request_id_breach(request_id) or args_digest_breach(digest)
     if breach is not None:
         raise CorruptScheduleLog(log_reason(breach))
     assert isinstance(request_id, str)
     assert isinstance(digest, str)
-    return CreateChangeV2(schedule=decoded, request_id=request_id, args_digest=digest)
+    return CreateChangeV2(
+        schedule=decoded, request_id=request_id, args_digest=digest, until=until, count=count
+    )
 
 
 def _decode_calendar(record: Mapping[str, object]) -> CalendarSchedule:
@@ -299,10 +350,14 @@ def change_json(change: ScheduleChange) -> str:
         case CreateChangeV2(schedule=record, request_id=str(request_id), args_digest=digest):
             return (
                 f'{{"version":2,"operation":"create","schedule":{_record_json(record)},'
-                f'"requestId":{js_string(request_id)},"argsDigest":"{digest}"}}'
+                f'"requestId":{js_string(request_id)},"argsDigest":"{digest}"'
+                f"{_end_json(change)}}}"
             )
         case CreateChangeV2(schedule=record):
-            return f'{{"version":2,"operation":"create","schedule":{_record_json(record)}}}'
+            return (
+                f'{{"version":2,"operation":"create","schedule":{_record_json(record)}'
+                f"{_end_json(change)}}}"
+            )
         case DeleteChange(id=schedule_id):
             return f'{{"version":1,"operation":"delete","id":{js_string(schedule_id)}}}'
         case DispatchChange(id=schedule_id, accepted_at=str(accepted_at)):
@@ -329,9 +384,21 @@ def _update_json(change: UpdateChange) -> str:
         text += f',"paused":{"true" if change.paused else "false"}'
     if isinstance(change.scheduled_at, str):
         text += f',"scheduledAt":"{change.scheduled_at}"'
+    if not isinstance(change.schedule, msgspec.UnsetType):
+        text += f',"schedule":{_record_json(change.schedule)}'
+    if not isinstance(change.until, msgspec.UnsetType):
+        text += ',"until":' + ("null" if change.until is None else f'"{change.until}"')
+    if not isinstance(change.count, msgspec.UnsetType):
+        text += f',"count":{"null" if change.count is None else change.count}'
     if isinstance(change.by, str):
         text += f',"by":{js_string(change.by)}'
     return text + "}"
+
+
+def _end_json(change: CreateChangeV2) -> str:
+    """A create's series end, when it has one."""
+    text = "" if change.until is None else f',"until":"{change.until}"'
+    return text if change.count is None else f'{text},"count":{change.count}'
 
 
 def encode_change(change: ScheduleChange) -> bytes:

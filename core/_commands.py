@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final, TypeAlias
 
 import msgspec
+from msgspec import UNSET
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
@@ -43,6 +44,10 @@ class CreateAfter(msgspec.Struct, frozen=True):
     prompt: str
     after_seconds: int
     request_id: str | None = None
+    # a recurring series' end (extended profile; None: not sent), judged
+    # by ``decide``: ``until`` as ``at`` is sent, ``count`` a number
+    until: object = None
+    count: object = None
 
 
 class CreateAt(msgspec.Struct, frozen=True):
@@ -52,12 +57,20 @@ class CreateAt(msgspec.Struct, frozen=True):
     prompt: str
     at: object
     request_id: str | None = None
+    # a recurring series' end (extended profile; None: not sent), judged
+    # by ``decide``: ``until`` as ``at`` is sent, ``count`` a number
+    until: object = None
+    count: object = None
 
 
 class CreateEvery(msgspec.Struct, frozen=True):
     prompt: str
     every_seconds: int
     request_id: str | None = None
+    # a recurring series' end (extended profile; None: not sent), judged
+    # by ``decide``: ``until`` as ``at`` is sent, ``count`` a number
+    until: object = None
+    count: object = None
 
 
 class CreateCalendar(msgspec.Struct, frozen=True):
@@ -67,6 +80,10 @@ class CreateCalendar(msgspec.Struct, frozen=True):
     prompt: str
     calendar: object
     request_id: str | None = None
+    # a recurring series' end (extended profile; None: not sent), judged
+    # by ``decide``: ``until`` as ``at`` is sent, ``count`` a number
+    until: object = None
+    count: object = None
 
 
 class ListSchedules(msgspec.Struct, frozen=True):
@@ -75,7 +92,10 @@ class ListSchedules(msgspec.Struct, frozen=True):
 
 class UpdateSchedule(msgspec.Struct, frozen=True, kw_only=True):
     """``schedule_update`` (extended profile): each member UNSET when not
-    given; the values are judged again by ``decide``."""
+    given; the values are judged again by ``decide``. At most one of the
+    selectors (``after_seconds``, ``at``, ``every_seconds``, ``calendar``:
+    reschedule in place, judged as ``schedule_create`` judges them), and
+    not beside ``snooze_seconds``."""
 
     id: str
     prompt: object = msgspec.UNSET
@@ -85,6 +105,28 @@ class UpdateSchedule(msgspec.Struct, frozen=True, kw_only=True):
     # now" (the next occurrence moved to now).
     by: str | None = None
     due_now: bool = False
+    after_seconds: object = msgspec.UNSET
+    at: object = msgspec.UNSET
+    every_seconds: object = msgspec.UNSET
+    calendar: object = msgspec.UNSET
+    # a series' new end: ``until`` as create takes it, ``count`` the
+    # occurrences still to come; ``NO_END`` ("none") removes that bound
+    until: object = msgspec.UNSET
+    count: object = msgspec.UNSET
+
+    @property
+    def selectors(self) -> tuple[str, ...]:
+        """The selectors given (a reschedule when there is one)."""
+        return tuple(name for name in RESCHEDULE_SELECTORS if getattr(self, name) is not UNSET)
+
+    def new_selector(self, prompt: str) -> CreateSchedule | None:
+        """The create whose record a reschedule takes (with ``prompt``), or
+        None without a selector."""
+        selectors = self.selectors
+        if len(selectors) != 1:
+            return None
+        value = getattr(self, selectors[0])
+        return _CREATE_OF[selectors[0]](prompt, value)
 
 
 class DeleteSchedule(msgspec.Struct, frozen=True):
@@ -112,12 +154,32 @@ CREATE: Final = "schedule_create"
 LIST: Final = "schedule_list"
 DELETE: Final = "schedule_delete"
 UPDATE: Final = "schedule_update"
-_UPDATE_CHANGES: Final = ("prompt", "paused", "snooze_seconds")
-_UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
 _SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 _CREATE_KEYS: Final = frozenset({"prompt", *_SELECTORS})
 _EXTENDED_SELECTORS: Final = WHEN_SELECTORS  # (*_SELECTORS, "calendar")
-_EXTENDED_CREATE_KEYS: Final = frozenset({"prompt", "request_id", *_EXTENDED_SELECTORS})
+RESCHEDULE_SELECTORS: Final = _EXTENDED_SELECTORS
+NO_END: Final = "none"
+"""``schedule_update``'s ``until`` or ``count`` that removes that bound (a
+strict tool schema sends null for "unchanged")."""
+_UPDATE_CHANGES: Final = (
+    "prompt",
+    "paused",
+    "snooze_seconds",
+    *RESCHEDULE_SELECTORS,
+    "until",
+    "count",
+)
+_UPDATE_KEYS: Final = frozenset({"id", *_UPDATE_CHANGES})
+_CREATE_OF: Final[dict[str, type[CreateSchedule]]] = {
+    "after_seconds": CreateAfter,
+    "at": CreateAt,
+    "every_seconds": CreateEvery,
+    "calendar": CreateCalendar,
+}
+_END_MEMBERS: Final = ("until", "count")
+_EXTENDED_CREATE_KEYS: Final = frozenset(
+    {"prompt", "request_id", *_EXTENDED_SELECTORS, *_END_MEMBERS}
+)
 
 
 # Arguments holding a number JSON cannot carry (-0.0, an infinity such as
@@ -171,9 +233,10 @@ def parse_tool_call(
     return Failure(INTERNAL_ERROR)
 
 
-def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C901 - per member
-    """``schedule_update``: the key set, then id, prompt, paused and
-    snooze_seconds by the rulebook's rules (nulls already dropped)."""
+def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C901, PLR0912 - per member
+    """``schedule_update``: the key set, then id, prompt, paused,
+    snooze_seconds and a new selector by the rulebook's rules (nulls
+    already dropped)."""
     shape = error("invalid_selector", Msg.UPDATE)
     if not isinstance(args, Mapping):
         return Failure(shape)
@@ -181,6 +244,9 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
         return Failure(error("invalid_rule", Msg.SNOOZE_SECONDS))
     keys = args.keys()
     if not keys <= _UPDATE_KEYS or not any(key in keys for key in _UPDATE_CHANGES):
+        return Failure(shape)
+    selectors = [key for key in RESCHEDULE_SELECTORS if key in keys]
+    if len(selectors) > 1 or (selectors and "snooze_seconds" in keys):
         return Failure(shape)
     schedule_id = args.get("id")
     if id_breach(schedule_id) is not None:
@@ -202,7 +268,24 @@ def parse_update(args: object) -> Result[ToolCommand, ScheduleError]:  # noqa: C
         if isinstance(seconds, Breach):
             return Failure(tool_error(seconds))
         command = msgspec.structs.replace(command, snooze_seconds=seconds)
+    ends = {key: args[key] for key in ("until", "count") if key in keys}
+    if ends:
+        command = msgspec.structs.replace(command, **ends)
+    if selectors:
+        return _with_selector(command, selectors[0], args[selectors[0]])
     return Success(command)
+
+
+def _with_selector(
+    command: UpdateSchedule, selector: str, value: object
+) -> Result[ToolCommand, ScheduleError]:
+    """A reschedule's selector, judged by create's pre-queue rules (the
+    prompt was judged already)."""
+    parsed = _parse_selector("-", selector, value)
+    if not is_successful(parsed):
+        return parsed
+    judged = getattr(parsed.unwrap(), selector)
+    return Success(msgspec.structs.replace(command, **{selector: judged}))
 
 
 # No selector's value nests this deep (``calendar`` and a local ``at`` are
@@ -236,11 +319,14 @@ def arguments_digest(command: CreateSchedule) -> str | None:
     for a selector value nested deeper than any selector's can be: it
     matches no logged create, and its own checks refuse it."""
     selector, value = _SELECTOR_OF[type(command)], getattr(command, _SELECTOR_OF[type(command)])
-    if _nested_deeper_than(value, _MAX_DIGEST_DEPTH):
+    if any(
+        _nested_deeper_than(v, _MAX_DIGEST_DEPTH) for v in (value, command.until, command.count)
+    ):
         return None
-    text = json.dumps(
-        [selector, command.prompt, value], sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
+    digested: list[object] = [selector, command.prompt, value]
+    if command.until is not None or command.count is not None:  # (else the digest as before)
+        digested.append({"until": command.until, "count": command.count})
+    text = json.dumps(digested, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -256,11 +342,13 @@ def _extended_arguments(
 
 
 def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:
-    """The members that are not null, and so for a ``calendar`` object's."""
+    """The members that are not null, and so for a ``calendar`` or a local
+    ``until`` object's."""
     kept = {key: value for key, value in arguments.items() if value is not None}
-    calendar = kept.get("calendar")
-    if isinstance(calendar, Mapping):
-        kept["calendar"] = {key: value for key, value in calendar.items() if value is not None}
+    for nested in ("calendar", "until"):
+        value = kept.get(nested)
+        if isinstance(value, Mapping):
+            kept[nested] = {key: item for key, item in value.items() if item is not None}
     return kept
 
 
@@ -286,9 +374,10 @@ def _parse_create(
     if "request_id" in args and request_id_breach(request_id) is not None:
         return Failure(tool_error(Breach.REQUEST_ID))
     parsed = _parse_selector(prompt, present[0], args[present[0]])
-    if request_id is None or not is_successful(parsed):
+    if not is_successful(parsed):
         return parsed
-    return Success(msgspec.structs.replace(parsed.unwrap(), request_id=request_id))
+    members = {key: args[key] for key in ("request_id", *_END_MEMBERS) if key in args}
+    return Success(msgspec.structs.replace(parsed.unwrap(), **members)) if members else parsed
 
 
 def _parse_selector(

@@ -6,6 +6,7 @@ the returned changes; nothing here reads a clock or allocates at random.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 import msgspec
@@ -15,6 +16,7 @@ from returns.result import Failure, Result, Success
 from tickler.core._at import parse_at
 from tickler.core._calendar import next_occurrence
 from tickler.core._commands import (
+    NO_END,
     Command,
     CreateAfter,
     CreateAt,
@@ -31,12 +33,15 @@ from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
 from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import (
+    RECURRING,
     AfterSchedule,
     AtSchedule,
     CalendarSchedule,
+    CreateChangeV2,
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    SeriesEnd,
     UpdateChange,
     create,
     delete,
@@ -61,6 +66,9 @@ from tickler.core._rules import (
     ReminderState,
     Standing,
     after_seconds_rule,
+    bounded_step,
+    count_rule,
+    end_rule,
     every_interval_rule,
     id_breach,
     is_due,
@@ -68,7 +76,6 @@ from tickler.core._rules import (
     paused_rule,
     request_id_breach,
     resumed_target,
-    series_step,
     snooze_rule,
     standing_rule,
     target_breach,
@@ -117,8 +124,8 @@ def _decide(state: State, command: Command, now: int, profile: Profile) -> Decis
     match command:
         case CreateCalendar() if profile == "reference":
             return (), Failure(error("invalid_selector", Msg.SELECTOR))
-        case CreateAfter() | CreateAt() | CreateEvery() if (
-            profile == "reference" and command.request_id is not None
+        case CreateAfter() | CreateAt() | CreateEvery() if profile == "reference" and (
+            command.request_id is not None or command.until is not None or command.count is not None
         ):
             return (), Failure(error("invalid_selector", Msg.SELECTOR))
         case CreateAfter() | CreateAt() | CreateEvery() | CreateCalendar():
@@ -138,7 +145,7 @@ def _decide(state: State, command: Command, now: int, profile: Profile) -> Decis
 
 def _view(state: State, record: ScheduleRecord, now: int) -> ScheduleView:
     shown = _TOOL_STATES[reminder_standing(state, record.id, now).state]
-    return ScheduleView(record, shown, lattice=state.lattice(record.id))
+    return ScheduleView(record, shown, lattice=state.lattice(record.id), end=state.end(record.id))
 
 
 # What a tool calls the states of an active reminder (the v1 word for due).
@@ -168,7 +175,7 @@ def reminder_standing(
     )
 
 
-def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912
+def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912, PLR0915
     """Judge every member (the rulebook's rules, as the parser did), then
     the change: only what differs is logged; nothing differing logs nothing."""
     if id_breach(command.id) is not None:
@@ -192,7 +199,17 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
         if isinstance(read, Breach):
             return (), Failure(tool_error(read))
         paused = read
-    if command.snooze_seconds is not UNSET:
+    rescheduled: ScheduleRecord | None = None
+    if command.selectors:
+        # create's rules for the new selector, written once (``_record``)
+        new = command.new_selector(record.prompt if prompt is None else prompt)
+        if new is None or command.snooze_seconds is not UNSET:
+            return (), Failure(error("invalid_selector", Msg.UPDATE))
+        made = _record(new, command.id, now, "extended")
+        if isinstance(made, ScheduleError):
+            return (), Failure(made)
+        rescheduled, target = made, parse_instant(made.scheduled_at)
+    elif command.snooze_seconds is not UNSET:
         seconds = snooze_rule(command.snooze_seconds)
         if isinstance(seconds, Breach):
             return (), Failure(tool_error(seconds))
@@ -208,7 +225,15 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
         target = min(target, now)  # one already due stays as it is
     elif was_paused and not paused:
         target = resumed_target(record, target, state.lattice(command.id), now)
-    change = UpdateChange(id=command.id)
+    end = _changed_end(state.end(command.id), command, rescheduled, record, target, now)
+    if isinstance(end, ScheduleError):
+        return (), Failure(end)
+    change = _end_members(UpdateChange(id=command.id), command, state.end(command.id), end)
+    if rescheduled is not None:
+        # the new record holds the prompt and the target
+        if rescheduled != record or state.lattice(command.id) is not None:
+            change = msgspec.structs.replace(change, schedule=rescheduled)
+        prompt, target = None, active.target
     if prompt is not None and prompt != record.prompt:
         change = msgspec.structs.replace(change, prompt=prompt)
     if paused != was_paused:
@@ -223,6 +248,90 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
     changed = updated.get(command.id)
     assert changed is not None
     return (change,), Success(Updated(_view(updated, changed, now)))
+
+
+def _end_members(
+    change: UpdateChange, command: UpdateSchedule, old: SeriesEnd | None, new: SeriesEnd | None
+) -> UpdateChange:
+    """``change`` with each bound of the end that was sent and differs (null:
+    removed)."""
+    old_until, old_count = old if old is not None else (None, None)
+    new_until, new_count = new if new is not None else (None, None)
+    if command.until is not UNSET and new_until != old_until:
+        until_text = None if new_until is None else format_instant(new_until)
+        change = msgspec.structs.replace(change, until=until_text)
+    if command.count is not UNSET and new_count != old_count:
+        change = msgspec.structs.replace(change, count=new_count)
+    return change
+
+
+def _changed_end(  # noqa: PLR0917 - the end, the command, the reminder as it will be
+    end: SeriesEnd | None,
+    command: UpdateSchedule,
+    rescheduled: ScheduleRecord | None,
+    record: ScheduleRecord,
+    target: int,
+    now: int,
+) -> SeriesEnd | ScheduleError | None:
+    """A series' end after ``command``: each bound sent replaces the old one
+    (``NO_END`` removes it), judged as a create judges it, with the record
+    (``rescheduled``, else ``record``) and target as they will be; a new
+    one-shot record drops the end. Unchanged when neither is sent nor a
+    new record."""
+    sent = command.until is not UNSET or command.count is not UNSET
+    if rescheduled is None and not sent:
+        return end
+    record = record if rescheduled is None else rescheduled
+    until, remaining = end if end is not None else (None, None)
+    if command.until is not UNSET:
+        read = None if command.until == NO_END else _tool_until(command.until, record, now)
+        if isinstance(read, ScheduleError):
+            return read
+        until = read
+    if command.count is not UNSET:
+        count = None if command.count == NO_END else count_rule(command.count)
+        if isinstance(count, Breach):
+            return tool_error(count)
+        remaining = count
+    if not sent and not isinstance(record, RECURRING):
+        return None
+    breach = end_rule(record, target, until, remaining)
+    if breach is not None:
+        return tool_error(breach)
+    return None if until is None and remaining is None else SeriesEnd(until, remaining)
+
+
+def _tool_until(value: object, record: ScheduleRecord, now: int) -> int | ScheduleError:
+    """``until`` as a model sends it: what ``at`` takes (a calendar
+    reminder's local object may leave out its zone: the rule's), in range
+    and in the future; an error says it is about ``until``."""
+    if isinstance(record, CalendarSchedule) and isinstance(value, Mapping):
+        value = {"time_zone": record.time_zone, **value}
+    read = parse_at(value, profile="extended")
+    if isinstance(read, int):
+        breach = target_breach(read, now)
+        read = read if breach is None else tool_error(breach)
+    if isinstance(read, ScheduleError):
+        return ScheduleError(read.code, f"until: {read.message}")
+    return read
+
+
+def _created_end(
+    command: CreateSchedule, record: ScheduleRecord, now: int
+) -> SeriesEnd | ScheduleError | None:
+    """A create's ``until`` and ``count``, judged (the rulebook's ``end_rule``)."""
+    if command.until is None and command.count is None:
+        return None
+    if not isinstance(record, RECURRING):
+        return tool_error(Breach.END_ONE_SHOT)
+    until = None if command.until is None else _tool_until(command.until, record, now)
+    if isinstance(until, ScheduleError):
+        return until
+    count = None if command.count is None else count_rule(command.count)
+    if isinstance(count, Breach):
+        return tool_error(count)
+    breach = end_rule(record, parse_instant(record.scheduled_at), until, count)
+    return tool_error(breach) if breach is not None else SeriesEnd(until, count)
 
 
 def view_state(record: ScheduleRecord, now: int) -> ViewState:
@@ -318,14 +427,29 @@ def _create(state: State, command: CreateSchedule, now: int, profile: Profile) -
                 return (), Failure(tool_error(Breach.REQUEST_OTHER_ARGS))
             # The first answer again, from the logged create: a fresh record
             # was "scheduled" at its creation.
-            return (), Success(Created(ScheduleView(earlier.schedule, "scheduled")))
+            return (), Success(Created(_first_view(earlier)))
         request = None if digest is None else (command.request_id, digest)
     record = _record(command, state.seen_ids.allocate(), now, profile)
     if isinstance(record, ScheduleError):
         return (), Failure(record)
+    end = _created_end(command, record, now)
+    if isinstance(end, ScheduleError):
+        return (), Failure(end)
     assert command.request_id is None or request is not None  # a deep value is refused
+    until, count = (None, None) if end is None else end
+    made = create(record, request, None if until is None else format_instant(until), count)
     # The view uses the creation sample: a fresh record is never "overdue".
-    return (create(record, request),), Success(Created(view(record, now)))
+    shown = msgspec.structs.replace(view(record, now), end=end)
+    return (made,), Success(Created(shown))
+
+
+def _first_view(earlier: CreateChangeV2) -> ScheduleView:
+    """A logged create's answer, as it was given."""
+    end = None
+    if earlier.until is not None or earlier.count is not None:
+        until = None if earlier.until is None else parse_instant(earlier.until)
+        end = SeriesEnd(until, earlier.count)
+    return ScheduleView(earlier.schedule, "scheduled", end=end)
 
 
 def _delete(state: State, command: DeleteSchedule, profile: Profile) -> Decision:
@@ -373,9 +497,12 @@ def _every_batch(state: State, now: int) -> Decision:
     for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):
         active = state.entries[schedule_id]
         record = active.record
-        step = series_step(record, active.target, state.lattice(schedule_id), now)
-        if isinstance(step, Breach):  # the clock is outside years 0001-9999
-            return (), Failure(tool_error(step))
+        bounded = bounded_step(
+            record, active.target, state.lattice(schedule_id), state.end(schedule_id), now
+        )
+        if isinstance(bounded, Breach):  # the clock is outside years 0001-9999
+            return (), Failure(tool_error(bounded))
+        step = bounded[0]
         occurrences.append(Occurrence(schedule_id, format_instant(step.occurrence), record.prompt))
         skipped.append(step.skipped)
     accepted_at = format_instant(now)

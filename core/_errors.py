@@ -59,12 +59,14 @@ class Msg:
     # the extended profile's: its schemas hold the selector in a ``when`` object
     WHEN: Final = (
         "when must be an object holding exactly one of after_seconds, at, every_seconds, or "
-        'calendar, e.g. {"after_seconds": 600} or {"calendar": {"cron": "0 9 * * 1-5", '
-        '"time_zone": "Europe/Berlin"}}.'
+        "calendar (until and count may stand beside a recurring one), e.g. "
+        '{"after_seconds": 600} or {"calendar": {"cron": "0 9 * * 1-5", '
+        '"time_zone": "Europe/Berlin"}, "count": 5}.'
     )
     WHEN_AND_FLAT: Final = (
         "Send the schedule once: in when, or as a top-level after_seconds, at, every_seconds, "
-        'or calendar, not both, e.g. {"prompt": "tea", "when": {"after_seconds": 300}}.'
+        "or calendar (and until or count), not both, e.g. "
+        '{"prompt": "tea", "when": {"after_seconds": 300}}.'
     )
     AFTER_SECONDS: Final = "after_seconds must be a positive safe integer."
     EVERY_SECONDS: Final = "every_seconds must be a safe integer."
@@ -92,8 +94,10 @@ class Msg:
         "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
     )
     UPDATE: Final = (
-        "schedule_update accepts id and at least one of prompt, paused, or snooze_seconds, "
-        'e.g. {"id": "schedule-3", "paused": true} or {"id": "schedule-3", "snooze_seconds": 600}.'
+        "schedule_update accepts id and at least one of prompt, paused, snooze_seconds, until, "
+        "count, or a new selector (at most one of after_seconds, at, every_seconds, or "
+        'calendar, not with snooze_seconds), e.g. {"id": "schedule-3", "paused": true} or '
+        '{"id": "schedule-3", "every_seconds": 7200}.'
     )
     UPDATE_ID: Final = (
         "schedule_update id must be non-empty without surrounding whitespace, "
@@ -116,6 +120,18 @@ class Msg:
         "at most 200 characters."
     )
     DELIVER_PAUSED: Final = "A paused reminder is not delivered now: resume it first."
+    COUNT: Final = (
+        "count must be a whole number of occurrences, at least 1, e.g. 5 (every_seconds and "
+        'calendar reminders only); in schedule_update, the occurrences still to come, or "none".'
+    )
+    END_ONE_SHOT: Final = (
+        "until and count end a recurring reminder: send them with every_seconds or calendar "
+        "only (a one-shot fires once)."
+    )
+    UNTIL_BEFORE: Final = (
+        "until is before the reminder's next occurrence, so nothing would remain: send a "
+        'later until, or "none" in schedule_update to remove it.'
+    )
     CORRUPT: Final = "The session schedule log is corrupt."
     PERSISTENCE: Final = (
         "Schedule persistence is uncertain; retry with schedule_list before relying on this result."

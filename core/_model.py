@@ -7,7 +7,7 @@ JSON Schema in ``specs/`` is generated from these types and those rules.
 
 from __future__ import annotations
 
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, NamedTuple, TypeAlias
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -103,6 +103,15 @@ class CalendarSchedule(_Record, frozen=True, tag="calendar"):
         return "calendar"
 
 
+class SeriesEnd(NamedTuple):
+    """Where a recurring series ends: ``until`` (epoch ms; no occurrence
+    after it) and ``remaining`` (how many occurrences it may still deliver,
+    the next included); None where that bound is not set."""
+
+    until: int | None
+    remaining: int | None
+
+
 V1Record: TypeAlias = AfterSchedule | AtSchedule | EverySchedule
 ScheduleRecord: TypeAlias = AfterSchedule | AtSchedule | EverySchedule | CalendarSchedule
 RECURRING: Final = (EverySchedule, CalendarSchedule)
@@ -148,6 +157,10 @@ class CreateChangeV2(
     schedule: ScheduleRecord
     request_id: str | None = None
     args_digest: str | None = None
+    # a recurring series' end: no occurrence after ``until``, at most
+    # ``count`` occurrences (from creation); None: not bounded so
+    until: Instant | None = None
+    count: int | None = None
 
     @property
     def version(self) -> Literal[2]:
@@ -157,13 +170,23 @@ class CreateChangeV2(
 class UpdateChange(msgspec.Struct, frozen=True, gc=False, kw_only=True, forbid_unknown_fields=True):
     """A version-2 change of an active reminder in place (the id stays):
     its prompt, paused or not, and its target when that moves (a snooze, or
-    a resume past what fell due). Each member is absent when unchanged; at
-    least one is present. Decoded by the exact path only."""
+    a resume past what fell due); or ``schedule``, the reminder rescheduled
+    to a new selector: its whole new record (same id; its prompt, kind,
+    selector and first target), which replaces the old one, a fixed-rate
+    lattice anchored at the change; ``until`` and ``count``, a series' new
+    end, or null: that bound removed. Each member is absent when unchanged;
+    at least one is present; ``prompt`` and ``scheduled_at`` never beside
+    ``schedule`` (the record holds both). Decoded by the exact path only."""
 
     id: ScheduleId
     prompt: Prompt | UnsetType = UNSET
     paused: bool | UnsetType = UNSET
     scheduled_at: Instant | UnsetType = UNSET
+    schedule: ScheduleRecord | UnsetType = UNSET
+    # a series' new end (``count``: occurrences from this change on); None
+    # removes that bound
+    until: Instant | UnsetType | None = UNSET
+    count: int | UnsetType | None = UNSET
     # The operator who made the change (tickler pause, the dashboard); a
     # model's tool call names none.
     by: str | UnsetType = UNSET
@@ -195,14 +218,24 @@ ScheduleChange: TypeAlias = (
 
 
 def create(
-    record: ScheduleRecord, request: tuple[str, str] | None = None
+    record: ScheduleRecord,
+    request: tuple[str, str] | None = None,
+    until: str | None = None,
+    count: int | None = None,
 ) -> CreateChange | CreateChangeV2:
     """The create of ``record`` (``request``: its request id and arguments
-    digest): version 1 when version 1 can say it, else version 2."""
+    digest; ``until`` and ``count``: its series' end): version 1 when
+    version 1 can say it, else version 2."""
     if request is not None:
-        return CreateChangeV2(schedule=record, request_id=request[0], args_digest=request[1])
-    if isinstance(record, CalendarSchedule):
-        return CreateChangeV2(schedule=record)
+        return CreateChangeV2(
+            schedule=record,
+            request_id=request[0],
+            args_digest=request[1],
+            until=until,
+            count=count,
+        )
+    if isinstance(record, CalendarSchedule) or until is not None or count is not None:
+        return CreateChangeV2(schedule=record, until=until, count=count)
     return CreateChange(version=1, schedule=record)
 
 

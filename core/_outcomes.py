@@ -6,7 +6,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
-from tickler.core._model import ScheduleRecord
+from tickler.core._model import ScheduleRecord, SeriesEnd
 
 DELIVERY_MODE: Final = "session-local"
 ViewState = Literal["scheduled", "overdue", "paused"]
@@ -23,6 +23,8 @@ class ScheduleView(msgspec.Struct, frozen=True):
     # A fixed-rate reminder snoozed off its lattice: the lattice point its
     # series continues at after the snoozed target (State.lattice).
     lattice: int | None = None
+    # A recurring reminder whose series ends (State.end): previews stop there.
+    end: SeriesEnd | None = None
 
 
 class Created(msgspec.Struct, frozen=True):

@@ -55,7 +55,7 @@ def calendar_view_json(view: ScheduleView) -> str:
         f'{{"id":{js_string(record.id)},"kind":"calendar","prompt":{js_string(record.prompt)},'
         f'"calendar":{{"cron":{js_string(record.cron)},"time_zone":{js_string(record.time_zone)},'
         f'"dst_gap":"{record.dst_gap}","dst_overlap":"{record.dst_overlap}"}},'
-        f'"scheduledAt":"{record.scheduled_at}","state":"{view.state}",'
+        f'"scheduledAt":"{record.scheduled_at}"{end_json(view)},"state":"{view.state}",'
         f'"deliveryMode":"{DELIVERY_MODE}",{previews_json(record.time_zone, instants)}}}'
     )
 
@@ -64,14 +64,25 @@ def previews(view: ScheduleView) -> tuple[int, ...]:
     """The next occurrences of a recurring reminder: its target, then its
     series (a snoozed one: from where it continues; paused or not)."""
     target = parse_instant(view.record.scheduled_at)
-    return rules.series_points(view.record, target, view.lattice, PREVIEW_COUNT)
+    return rules.series_points(view.record, target, view.lattice, PREVIEW_COUNT, view.end)
+
+
+def end_json(view: ScheduleView) -> str:
+    """A series' end, when it has one: ``until`` (UTC) and ``remaining``,
+    the occurrences it may still deliver (the next included)."""
+    if view.end is None:
+        return ""
+    until, remaining = view.end
+    text = "" if until is None else f',"until":"{format_instant(until)}"'
+    return text if remaining is None else f'{text},"remaining":{remaining}'
 
 
 def view_json(view: ScheduleView) -> str:
     if isinstance(view.record, CalendarSchedule):
         return calendar_view_json(view)
     text = (
-        f'{record_fields_json(view.record)},"state":"{view.state}","deliveryMode":"{DELIVERY_MODE}"'
+        f'{record_fields_json(view.record)}{end_json(view)},"state":"{view.state}",'
+        f'"deliveryMode":"{DELIVERY_MODE}"'
     )
     if view.previews and isinstance(view.record, EverySchedule):
         text += "," + previews_json(_FIXED_RATE_ZONE, previews(view))

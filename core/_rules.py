@@ -57,6 +57,7 @@ from tickler.core._model import (
     CalendarSchedule,
     EverySchedule,
     ScheduleRecord,
+    SeriesEnd,
 )
 
 
@@ -97,6 +98,12 @@ class Breach(enum.Enum):
     SNOOZE_SECONDS = "snooze_seconds"  # not a safe integer of at least 1
     # operator actions (v2)
     OPERATOR = "operator"  # by: not a trimmed non-empty string of at most 200 characters
+    # a series' end (v2)
+    COUNT = "count"  # not a safe integer of at least 1
+    END_ONE_SHOT = "end_one_shot"  # until or count on a one-shot
+    UNTIL_BEFORE = "until_before"  # until before the series' next occurrence
+    RESCHEDULE_ID = "reschedule_id"  # a rescheduled record whose id is not the updated one
+    RESCHEDULE_KEYS = "reschedule_keys"  # prompt or scheduledAt beside a new record
     # a new target (tool calls)
     OUT_OF_RANGE = "out_of_range"  # not an instant of years 0001-9999, or an unusable now
     NOT_FUTURE = "not_future"  # not strictly after now
@@ -412,6 +419,22 @@ def snooze_rule(seconds: object) -> int | Breach:
     return value
 
 
+def reschedule_rule(
+    schedule_id: str, record: ScheduleRecord, *, prompt: bool, scheduled_at: bool
+) -> int | Breach:
+    """A reminder rescheduled in place to ``record`` (an update's
+    ``schedule``): a record of its own by every rule a create's record
+    keeps (:func:`record_rule`), with the updated reminder's id, and not
+    beside a ``prompt`` or ``scheduledAt`` member (the record holds both):
+    its new target in epoch ms, or the first breach."""
+    if prompt or scheduled_at:
+        return Breach.RESCHEDULE_KEYS
+    target = record_rule(record)
+    if isinstance(target, Breach):
+        return target
+    return target if record.id == schedule_id else Breach.RESCHEDULE_ID
+
+
 def record_rule(record: ScheduleRecord) -> int | Breach:
     """:func:`fields_rule` of a typed record: its target in epoch ms, or the
     first breach."""
@@ -592,6 +615,76 @@ def series_step(
     return CatchUp(step_[0], skipped + 1, step_[1])  # the snoozed target too
 
 
+def _nth_point(record: ScheduleRecord, target: int, continuation: int | None, n: int) -> int:
+    """The ``n``-th occurrence of a series from its target (the first), for
+    an ``n`` whose points all lie before year 10000."""
+    if n == 1:
+        return target
+    rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
+    assert not isinstance(rule, Breach)  # judged when it was created
+    point = _natural_next(record, rule, target) if continuation is None else continuation
+    if rule is None:  # a fixed-rate lattice: no need to walk it
+        assert isinstance(record, EverySchedule)
+        return point + (n - 2) * record.every_seconds * 1000
+    for _ in range(n - 2):
+        point = _natural_next(record, rule, point)
+    return point
+
+
+def bounded_step(
+    record: ScheduleRecord,
+    target: int,
+    continuation: int | None,
+    end: SeriesEnd | None,
+    accepted_ms: int,
+) -> tuple[CatchUp, SeriesEnd | None] | Breach:
+    """:func:`series_step` of a series that may end (``end``): latest-only
+    catch-up among its occurrences up to ``until`` and within ``remaining``
+    (a catch-up counts every occurrence it stands for), the next target
+    None once the series is over, and the end that is left. A target moved
+    past ``until`` (a snooze or resume) is delivered once, then it ends."""
+    if end is None:
+        step = series_step(record, target, continuation, accepted_ms)
+        return step if isinstance(step, Breach) else (step, None)
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+        return Breach.ACCEPTED_OUT_OF_RANGE
+    until, remaining = end
+    at = accepted_ms if until is None or accepted_ms <= until else max(until, target)
+    step = series_step(record, target, continuation, at)
+    if isinstance(step, Breach):
+        return step
+    if remaining is not None and step.skipped + 1 >= remaining:
+        last = _nth_point(record, target, continuation, remaining)
+        return CatchUp(last, remaining - 1, None), SeriesEnd(until, 0)
+    following = step.next
+    if following is not None and until is not None and following > until:
+        following = None
+    left = None if remaining is None else remaining - step.skipped - 1
+    return CatchUp(step.occurrence, step.skipped, following), SeriesEnd(until, left)
+
+
+def count_rule(count: object) -> int | Breach:
+    """``count``: a safe integer of at least 1."""
+    value = count if type(count) is int else safe_integer(count)
+    return value if value is not None and 1 <= value <= MAX_SAFE_INTEGER else Breach.COUNT
+
+
+def end_rule(
+    record: ScheduleRecord, target: int, until: int | None, count: object
+) -> Breach | None:
+    """A series' end, set at a create or changed in place: only a recurring
+    record has one; ``count`` (occurrences, the next included) at least 1;
+    ``until`` (epoch ms, judged as an instant already) not before the next
+    occurrence ``target``, so the series has one left."""
+    if until is None and count is None:
+        return None
+    if not isinstance(record, RECURRING):
+        return Breach.END_ONE_SHOT
+    if count is not None and isinstance(count_rule(count), Breach):
+        return Breach.COUNT
+    return Breach.UNTIL_BEFORE if until is not None and until < target else None
+
+
 def resumed_target(record: ScheduleRecord, target: int, continuation: int | None, now: int) -> int:
     """A reminder resumed at ``now``: a target still ahead stays; a recurring
     one past its target waits for its series' first point after ``now`` (what
@@ -609,16 +702,25 @@ def resumed_target(record: ScheduleRecord, target: int, continuation: int | None
 
 
 def series_points(
-    record: ScheduleRecord, target: int, continuation: int | None, count: int
+    record: ScheduleRecord,
+    target: int,
+    continuation: int | None,
+    count: int,
+    end: SeriesEnd | None = None,
 ) -> tuple[int, ...]:
     """The next ``count`` occurrences of a recurring record from its target
-    (then from its continuation), fewer where the series ends before year
-    10000: what a preview shows, paused or not."""
+    (then from its continuation), fewer where the series ends (before year
+    10000, or at its ``end``): what a preview shows, paused or not."""
     rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
     assert not isinstance(rule, Breach)  # judged when it was created
+    until = None if end is None else end.until
+    if end is not None and end.remaining is not None:
+        count = min(count, end.remaining)
     points = [target]
     following = _natural_next(record, rule, target) if continuation is None else continuation
-    while len(points) < count and following != END_OF_SERIES:
+    while (
+        len(points) < count and following != END_OF_SERIES and (until is None or following <= until)
+    ):
         points.append(following)
         following = _natural_next(record, rule, following)
     return tuple(points)
@@ -647,7 +749,7 @@ class Reason:
     )
     UPDATE_KEYS: Final = (
         "schedule update must contain version, operation, id, and at least one of prompt, "
-        "paused, and scheduledAt"
+        "paused, scheduledAt, and schedule"
     )
     PAUSED: Final = "schedule update paused must be true or false"
     REQUEST_KEYS: Final = (
@@ -689,6 +791,13 @@ _LOG_REASONS: Final[dict[Breach, str]] = {
     Breach.CALENDAR_OFF_RULE: "calendar scheduledAt must be an occurrence of its rule",
     Breach.CALENDAR_NO_ACCEPTED_AT: "calendar dispatch must contain acceptedAt",
     Breach.PAUSED_NOT_BOOLEAN: "schedule update paused must be true or false",
+    Breach.RESCHEDULE_ID: "schedule update schedule must keep the updated id",
+    Breach.COUNT: "schedule count must be a safe integer of at least 1",
+    Breach.END_ONE_SHOT: "schedule until and count apply to every and calendar schedules only",
+    Breach.UNTIL_BEFORE: "schedule until must not precede the active scheduledAt",
+    Breach.RESCHEDULE_KEYS: (
+        "schedule update with schedule must not contain prompt or scheduledAt"
+    ),
     Breach.REQUEST_ID: (
         "schedule create requestId must be a non-empty string without surrounding "
         "whitespace, at most 200 characters"
@@ -738,6 +847,9 @@ _TOOL_ERRORS: Final[dict[Breach, ScheduleError]] = {
     Breach.REQUEST_ID: error("invalid_rule", Msg.REQUEST_ID),
     Breach.REQUEST_OTHER_ARGS: error("invalid_rule", Msg.REQUEST_OTHER_ARGS),
     Breach.OPERATOR: error("invalid_rule", Msg.OPERATOR),
+    Breach.COUNT: error("invalid_rule", Msg.COUNT),
+    Breach.END_ONE_SHOT: error("invalid_rule", Msg.END_ONE_SHOT),
+    Breach.UNTIL_BEFORE: error("invalid_rule", Msg.UNTIL_BEFORE),
 }
 
 
@@ -755,11 +867,14 @@ __all__ = [
     "Standing",
     "after_seconds_rule",
     "args_digest_breach",
+    "bounded_step",
     "calendar_fields_rule",
     "calendar_record_rule",
     "calendar_step_rule",
     "continuation_rule",
+    "count_rule",
     "dispatch_form_breach",
+    "end_rule",
     "every_interval_rule",
     "every_seconds_rule",
     "fields_rule",
@@ -777,6 +892,7 @@ __all__ = [
     "record_rule",
     "request_id_breach",
     "request_reuse_breach",
+    "reschedule_rule",
     "resumed_target",
     "reuse_breach",
     "series_points",

@@ -1,5 +1,6 @@
-"""The JSON Schema of one v1 ``schedule/change`` payload, generated from the
-model's types with their field rules attached."""
+"""The JSON Schemas of one ``schedule/change`` payload, version 1 and
+version 2, generated from the model's types with their field rules
+attached."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
-from tickler.core._model import FIELD_RULES, V1Change
+from tickler.core._instant import CANONICAL_INSTANT_PATTERN
+from tickler.core._jsnum import MAX_SAFE_INTEGER
+from tickler.core._model import FIELD_RULES, TRIMMED_PATTERN, ScheduleRecord, V1Change
+from tickler.core._rules import MAX_OPERATOR_LENGTH, MAX_REQUEST_ID_LENGTH
 
 
 def _ruled(tp: Any, made: dict[type, type]) -> Any:
@@ -75,4 +79,93 @@ def change_schema() -> dict[str, Any]:
             "(ids never reused, deletes and dispatches target active ids) apply."
         ),
         **schema,
+    }
+
+
+def change_schema_v2() -> dict[str, Any]:
+    """JSON Schema (2020-12) of one version-2 ``schedule/change`` payload
+    (extended profile): a create that a v1 create cannot say (a calendar
+    record, a request id, a series' end) and an update in place. The
+    records are the model's types with their field rules, as in
+    :func:`change_schema`; the envelopes follow the exact codec
+    (:mod:`tickler.core._codec`), which writes and reads them by hand."""
+    (record,), defs = msgspec.json.schema_components(
+        [_ruled(ScheduleRecord, {})], ref_template="#/$defs/{name}"
+    )
+    text = {"type": "string", "pattern": TRIMMED_PATTERN}
+    instant = {"type": "string", "pattern": CANONICAL_INSTANT_PATTERN}
+    count = {"type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER}
+    operator = {**text, "maxLength": MAX_OPERATOR_LENGTH}
+    defs["CreateV2"] = {
+        "type": "object",
+        "properties": {
+            "version": {"const": 2},
+            "operation": {"const": "create"},
+            "schedule": record,
+            "requestId": {**text, "maxLength": MAX_REQUEST_ID_LENGTH},
+            "argsDigest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            "until": instant,
+            "count": count,
+        },
+        "required": ["version", "operation", "schedule"],
+        "dependentRequired": {"requestId": ["argsDigest"], "argsDigest": ["requestId"]},
+        "additionalProperties": False,
+    }
+    defs["Update"] = {
+        "type": "object",
+        "properties": {
+            "version": {"const": 2},
+            "operation": {"const": "update"},
+            "id": text,
+            "prompt": text,
+            "paused": {"type": "boolean"},
+            "scheduledAt": instant,
+            "schedule": record,
+            "until": {"anyOf": [instant, {"type": "null"}]},
+            "count": {"anyOf": [count, {"type": "null"}]},
+            "by": operator,
+        },
+        "required": ["version", "operation", "id"],
+        # at least one change; the operator who made it is none of its own
+        "anyOf": [
+            {"required": [name]}
+            for name in ("prompt", "paused", "scheduledAt", "schedule", "until", "count")
+        ],
+        # a new record holds the prompt and the target itself
+        "dependentSchemas": {
+            "schedule": {
+                "not": {"anyOf": [{"required": ["prompt"]}, {"required": ["scheduledAt"]}]}
+            }
+        },
+        "additionalProperties": False,
+    }
+    defs["DeleteV2"] = {  # an operator's cancel (a model's delete is version 1)
+        "type": "object",
+        "properties": {
+            "version": {"const": 2},
+            "operation": {"const": "delete"},
+            "id": text,
+            "by": operator,
+        },
+        "required": ["version", "operation", "id", "by"],
+        "additionalProperties": False,
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "tickler schedule/change v2",
+        "description": (
+            "The data of one version-2 schedule/change session event (the extended "
+            "profile; a reader of version 1 refuses it by its version): a create, an "
+            "update in place, or an operator's delete naming the operator (by). Beyond this "
+            "schema, instants must name a real calendar day, a calendar record's "
+            "scheduledAt must be an occurrence of its rule, an update's schedule keeps "
+            "its id, until and count end only a recurring record (until not before its "
+            "scheduledAt), and the replay rules of version 1 apply."
+        ),
+        "oneOf": [
+            {"$ref": "#/$defs/CreateV2"},
+            {"$ref": "#/$defs/Update"},
+            {"$ref": "#/$defs/DeleteV2"},
+        ],
+        "$defs": defs,
     }

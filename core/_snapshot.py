@@ -28,6 +28,7 @@ from tickler.core._model import (
     CreateChangeV2,
     EverySchedule,
     ScheduleRecord,
+    SeriesEnd,
 )
 from tickler.core._rules import is_continuation
 from tickler.core._seen import SeenIds
@@ -45,9 +46,11 @@ class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     overlap, by id); version 3, written only when there are any, adds
     ``lattices`` (where a snoozed recurring row's series continues, by id), so
     an older reader, which would drop them, refuses the image and folds the
-    log instead. Versions 1 and 2 still load."""
+    log instead; version 4, likewise, ``ends`` (a recurring row's series end:
+    until in epoch ms and the occurrences left, each or null, by id).
+    Versions 1 to 3 still load."""
 
-    version: Literal[1, 2, 3] = 2
+    version: Literal[1, 2, 3, 4] = 2
     created: int
     seen_contiguous: int
     seen_others: list[str]
@@ -56,6 +59,7 @@ class StateImage(msgspec.Struct, frozen=True, kw_only=True):
     paused: list[str] = []
     requests: dict[str, str] = {}  # request id -> its create change's JSON text
     lattices: dict[str, int] = {}
+    ends: dict[str, tuple[int | None, int | None]] = {}
 
 
 _DECODER: Final = msgspec.json.Decoder(StateImage)
@@ -115,7 +119,7 @@ def _record(row: _Row, calendars: dict[str, tuple[str, str, str, str]]) -> Sched
 def encode_state(state: State) -> bytes:
     seen = state.seen_ids
     image = StateImage(
-        version=3 if state.lattices else 2,
+        version=4 if state.ends else 3 if state.lattices else 2,
         created=state.created,
         seen_contiguous=seen.contiguous,
         seen_others=sorted(seen.others),
@@ -128,6 +132,7 @@ def encode_state(state: State) -> bytes:
         paused=sorted(state.paused),
         requests={key: change_json(change) for key, change in sorted(state.requests.items())},
         lattices=dict(sorted(state.lattices.items())),
+        ends={key: (end.until, end.remaining) for key, end in sorted(state.ends.items())},
     )
     try:
         return _ENCODER.encode(image)
@@ -144,6 +149,17 @@ def _check_lattices(lattices: dict[str, int], entries: dict[str, Entry]) -> None
             raise SnapshotError(f"lattice of {schedule_id}, not an active recurring id")
         if not is_continuation(snoozed.record, snoozed.target, lattice):
             raise SnapshotError(f"lattice of {schedule_id} is no point its series continues at")
+
+
+def _check_ends(ends: dict[str, tuple[int | None, int | None]], entries: dict[str, Entry]) -> None:
+    """Each series end is an active recurring row's, and one a log could
+    leave: a bound set, occurrences left at least 1."""
+    for schedule_id, (until, remaining) in ends.items():
+        bounded = entries.get(schedule_id)
+        if bounded is None or not isinstance(bounded.record, RECURRING):
+            raise SnapshotError(f"end of {schedule_id}, not an active recurring id")
+        if (until is None and remaining is None) or (remaining is not None and remaining < 1):
+            raise SnapshotError(f"end of {schedule_id} is no end a series can have")
 
 
 def decode_state(data: bytes) -> State:
@@ -172,6 +188,7 @@ def decode_state(data: bytes) -> State:
     if not paused <= entries.keys():
         raise SnapshotError("a paused id is not active")
     _check_lattices(image.lattices, entries)
+    _check_ends(image.ends, entries)
     for active in entries.values():
         if active.record.id in paused:
             continue
@@ -187,4 +204,5 @@ def decode_state(data: bytes) -> State:
         paused,
         pmap(requests),
         pmap(image.lattices),
+        pmap({key: SeriesEnd(*end) for key, end in image.ends.items()}),
     )

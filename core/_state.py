@@ -34,6 +34,7 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleChange,
     ScheduleRecord,
+    SeriesEnd,
     UpdateChange,
 )
 from tickler.core._rules import (
@@ -41,8 +42,11 @@ from tickler.core._rules import (
     Reason,
     after_seconds_rule,
     args_digest_breach,
+    bounded_step,
     continuation_rule,
+    count_rule,
     dispatch_form_breach,
+    end_rule,
     every_seconds_rule,
     id_breach,
     instant_rule,
@@ -55,8 +59,8 @@ from tickler.core._rules import (
     record_rule,
     request_id_breach,
     request_reuse_breach,
+    reschedule_rule,
     reuse_breach,
-    series_step,
 )
 from tickler.core._seen import SeenBuilder, SeenIds
 from tickler.core._session import SessionEvent
@@ -85,6 +89,7 @@ def entry(order: int, record: ScheduleRecord) -> Entry:
 _NO_PAUSED: Final[PSet[str]] = pset()
 _NO_REQUESTS: Final[PMap[str, CreateChangeV2]] = pmap()
 _NO_LATTICES: Final[PMap[str, int]] = pmap()
+_NO_ENDS: Final[PMap[str, SeriesEnd]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +105,9 @@ class State:
     recurring id whose target was snoozed to the point of its rule its
     series continues at after that target, where that is not the rule's
     next point after it (``rules.continuation_rule``; ``END_OF_SERIES``: the
-    series ends after the target).
+    series ends after the target); ``ends`` maps each active recurring id
+    whose series ends to its end (``until``, and the occurrences it may
+    still deliver).
     """
 
     entries: LayeredMap[Entry]
@@ -111,6 +118,11 @@ class State:
     paused: PSet[str] = _NO_PAUSED
     requests: PMap[str, CreateChangeV2] = _NO_REQUESTS
     lattices: PMap[str, int] = _NO_LATTICES
+    ends: PMap[str, SeriesEnd] = _NO_ENDS
+
+    def end(self, schedule_id: str) -> SeriesEnd | None:
+        """Where a series ends, or None (it does not, before year 10000)."""
+        return self.ends.get(schedule_id)
 
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.paused
@@ -141,13 +153,23 @@ class _Book(Protocol):
 
     @property
     def created(self) -> int: ...
-    def create(self, new: Entry, request: CreateChangeV2 | None = None) -> None: ...
+    def create(
+        self, new: Entry, request: CreateChangeV2 | None = None, end: SeriesEnd | None = None
+    ) -> None: ...
     def requested(self, request_id: str) -> bool: ...
-    def replace(self, entry: Entry, moved: Entry) -> None: ...
+    def replace(self, entry: Entry, moved: Entry, end: SeriesEnd | None) -> None: ...
     def remove(self, entry: Entry) -> None: ...
     def is_paused(self, schedule_id: str) -> bool: ...
     def lattice(self, schedule_id: str) -> int | None: ...
-    def update(self, entry: Entry, changed: Entry, paused: bool, lattice: int | None) -> None: ...
+    def end(self, schedule_id: str) -> SeriesEnd | None: ...
+    def update(
+        self,
+        entry: Entry,
+        changed: Entry,
+        paused: bool,
+        lattice: int | None,
+        end: SeriesEnd | None,
+    ) -> None: ...
 
 
 def _broken(breach: Breach, change_id: str = "", kind: str = "") -> CorruptScheduleLog:
@@ -167,7 +189,8 @@ def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case 
             if reused is not None:
                 raise _broken(reused, record.id)
             request = _request(book, change)
-            book.create(Entry(book.created, record, target), request)
+            end = _created_end(change, record, target)
+            book.create(Entry(book.created, record, target), request, end)
         case DeleteChange(id=schedule_id) | DeleteChangeV2(id=schedule_id):
             entry = book.get(schedule_id)
             if entry is None:
@@ -201,6 +224,24 @@ def _judge_operator(change: ScheduleChange) -> None:
             raise _broken(breach)
 
 
+def _created_end(change: ScheduleChange, record: ScheduleRecord, target: int) -> SeriesEnd | None:
+    """A create's series end, judged (the rulebook's ``end_rule``)."""
+    if not isinstance(change, CreateChangeV2) or (change.until is None and change.count is None):
+        return None
+    until = None if change.until is None else _instant(change.until)
+    breach = end_rule(record, target, until, change.count)
+    if breach is not None:
+        raise _broken(breach)
+    return SeriesEnd(until, change.count)
+
+
+def _instant(text: str) -> int:
+    read = instant_rule(text)
+    if isinstance(read, Breach):
+        raise _broken(read)
+    return read
+
+
 def _request(book: _Book, change: ScheduleChange) -> CreateChangeV2 | None:
     """A create's request id, judged: well formed, with its digest, never
     used before."""
@@ -229,9 +270,20 @@ class _Requests:
 
 def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
     """A change in place: the prompt, paused or not, the target (a recurring
-    series keeps its later occurrences: see ``continuation_rule``)."""
+    series keeps its later occurrences: see ``continuation_rule``), or a new
+    record (rescheduled: its series starts afresh at its own target)."""
     record, target = entry.record, entry.target
     continuation = book.lattice(record.id)
+    if not isinstance(change.schedule, UnsetType):
+        rescheduled = reschedule_rule(
+            record.id,
+            change.schedule,
+            prompt=not isinstance(change.prompt, UnsetType),
+            scheduled_at=not isinstance(change.scheduled_at, UnsetType),
+        )
+        if isinstance(rescheduled, Breach):
+            raise _broken(rescheduled, kind=change.schedule.kind)
+        record, target, continuation = change.schedule, rescheduled, None
     if not isinstance(change.prompt, UnsetType):
         breach = prompt_breach(change.prompt)
         if breach is not None:
@@ -253,7 +305,34 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         if isinstance(read, Breach):
             raise _broken(read)
         paused = read
-    book.update(entry, Entry(entry.order, record, target), paused, continuation)
+    end = _changed_end(book.end(record.id), change, record, target)
+    book.update(entry, Entry(entry.order, record, target), paused, continuation, end)
+
+
+def _changed_end(
+    end: SeriesEnd | None, change: UpdateChange, record: ScheduleRecord, target: int
+) -> SeriesEnd | None:
+    """A series' end after a change in place: each bound sent replaces its
+    old one (null removes it) and is judged with the record as it now is; a
+    new record keeps the old end, judged too, unless it is a one-shot."""
+    rescheduled = not isinstance(change.schedule, UnsetType)
+    sent = not isinstance(change.until, UnsetType) or not isinstance(change.count, UnsetType)
+    if not rescheduled and not sent:
+        return end
+    until, remaining = end if end is not None else (None, None)
+    if not isinstance(change.until, UnsetType):
+        until = None if change.until is None else _instant(change.until)
+    if not isinstance(change.count, UnsetType):
+        count = None if change.count is None else count_rule(change.count)
+        if isinstance(count, Breach):
+            raise _broken(count)
+        remaining = count
+    if not sent and not isinstance(record, RECURRING):
+        return None  # rescheduled to a one-shot: it has no series to end
+    breach = end_rule(record, target, until, remaining)
+    if breach is not None:
+        raise _broken(breach)
+    return None if until is None and remaining is None else SeriesEnd(until, remaining)
 
 
 def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
@@ -270,14 +349,17 @@ def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
     accepted_ms = instant_rule(accepted_at)
     if isinstance(accepted_ms, Breach):
         raise _broken(accepted_ms)
-    step = series_step(record, entry.target, book.lattice(record.id), accepted_ms)
-    if isinstance(step, Breach):
-        raise _broken(step, kind=record.kind)
-    if step.next is None:  # past year 9999: the series ends
+    bounded = bounded_step(
+        record, entry.target, book.lattice(record.id), book.end(record.id), accepted_ms
+    )
+    if isinstance(bounded, Breach):
+        raise _broken(bounded, kind=record.kind)
+    step, end = bounded
+    if step.next is None:  # its last occurrence (or past year 9999): the series ends
         book.remove(entry)
     else:
         moved = msgspec.structs.replace(record, scheduled_at=format_instant(step.next))
-        book.replace(entry, Entry(entry.order, moved, step.next))
+        book.replace(entry, Entry(entry.order, moved, step.next), end)
 
 
 class _PersistentBook:
@@ -303,6 +385,9 @@ class _PersistentBook:
     def lattice(self, schedule_id: str) -> int | None:
         return self.state.lattices.get(schedule_id)
 
+    def end(self, schedule_id: str) -> SeriesEnd | None:
+        return self.state.ends.get(schedule_id)
+
     def _index(
         self, entry: Entry, add: bool, indexes: tuple[SortedKeys, SortedKeys] | None = None
     ) -> tuple[SortedKeys, SortedKeys]:
@@ -322,7 +407,9 @@ class _PersistentBook:
     def created(self) -> int:
         return self.state.created
 
-    def create(self, new: Entry, request: CreateChangeV2 | None = None) -> None:
+    def create(
+        self, new: Entry, request: CreateChangeV2 | None = None, end: SeriesEnd | None = None
+    ) -> None:
         s = self.state
         record = new.record
         one_shots, everies = self._index(new, add=True)
@@ -338,6 +425,7 @@ class _PersistentBook:
             s.paused,
             requests,
             s.lattices,
+            s.ends if end is None else s.ends.set(record.id, end),
         )
 
     def remove(self, entry: Entry) -> None:
@@ -353,13 +441,21 @@ class _PersistentBook:
             s.paused.discard(schedule_id),
             s.requests,
             s.lattices.discard(schedule_id),
+            s.ends.discard(schedule_id),
         )
 
-    def replace(self, old: Entry, moved: Entry) -> None:
-        """A dispatch's move: onto the lattice."""
-        self.update(old, moved, self.is_paused(old.record.id), None)
+    def replace(self, old: Entry, moved: Entry, end: SeriesEnd | None) -> None:
+        """A dispatch's move: onto the lattice, with the end that is left."""
+        self.update(old, moved, self.is_paused(old.record.id), None, end)
 
-    def update(self, entry: Entry, changed: Entry, paused: bool, lattice: int | None) -> None:
+    def update(
+        self,
+        entry: Entry,
+        changed: Entry,
+        paused: bool,
+        lattice: int | None,
+        end: SeriesEnd | None,
+    ) -> None:
         s = self.state
         indexes = self._index(entry, add=False)
         if not paused:
@@ -378,13 +474,14 @@ class _PersistentBook:
             s.paused.add(schedule_id) if paused else s.paused.discard(schedule_id),
             s.requests,
             lattices,
+            s.ends.discard(schedule_id) if end is None else s.ends.set(schedule_id, end),
         )
 
 
 class _FoldBook:
     """Applies rules to plain dicts; frozen into a ``State`` once at the end."""
 
-    __slots__ = ("created", "entries", "lattices", "paused", "requests", "seen_ids")
+    __slots__ = ("created", "ends", "entries", "lattices", "paused", "requests", "seen_ids")
 
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
@@ -393,9 +490,19 @@ class _FoldBook:
         self.paused: set[str] = set()
         self.requests: dict[str, CreateChangeV2] = {}
         self.lattices: dict[str, int] = {}
+        self.ends: dict[str, SeriesEnd] = {}
 
     def lattice(self, schedule_id: str) -> int | None:
         return self.lattices.get(schedule_id)
+
+    def end(self, schedule_id: str) -> SeriesEnd | None:
+        return self.ends.get(schedule_id)
+
+    def _set_end(self, schedule_id: str, end: SeriesEnd | None) -> None:
+        if end is None:
+            self.ends.pop(schedule_id, None)
+        else:
+            self.ends[schedule_id] = end
 
     def requested(self, request_id: str) -> bool:
         return request_id in self.requests
@@ -403,8 +510,16 @@ class _FoldBook:
     def is_paused(self, schedule_id: str) -> bool:
         return schedule_id in self.paused
 
-    def update(self, entry: Entry, changed: Entry, paused: bool, lattice: int | None) -> None:
+    def update(
+        self,
+        entry: Entry,
+        changed: Entry,
+        paused: bool,
+        lattice: int | None,
+        end: SeriesEnd | None,
+    ) -> None:
         schedule_id = changed.record.id
+        self._set_end(schedule_id, end)
         self.entries[schedule_id] = changed
         if paused:
             self.paused.add(schedule_id)
@@ -421,7 +536,10 @@ class _FoldBook:
     def __contains__(self, schedule_id: object) -> bool:
         return schedule_id in self.seen_ids
 
-    def create(self, new: Entry, request: CreateChangeV2 | None = None) -> None:
+    def create(
+        self, new: Entry, request: CreateChangeV2 | None = None, end: SeriesEnd | None = None
+    ) -> None:
+        self._set_end(new.record.id, end)
         if request is not None and request.request_id is not None:
             self.requests[request.request_id] = request
         self.entries[new.record.id] = new
@@ -432,11 +550,13 @@ class _FoldBook:
         del self.entries[entry.record.id]
         self.paused.discard(entry.record.id)
         self.lattices.pop(entry.record.id, None)
+        self.ends.pop(entry.record.id, None)
 
-    def replace(self, old: Entry, moved: Entry) -> None:
-        """A dispatch's move: onto the lattice."""
+    def replace(self, old: Entry, moved: Entry, end: SeriesEnd | None) -> None:
+        """A dispatch's move: onto the lattice, with the end that is left."""
         self.entries[moved.record.id] = moved
         self.lattices.pop(moved.record.id, None)
+        self._set_end(moved.record.id, end)
 
     def freeze(self) -> State:
         one_shots: list[DueKey] = []
@@ -466,6 +586,7 @@ class _FoldBook:
             pset(self.paused),
             pmap(self.requests),
             pmap(self.lattices),
+            pmap(self.ends),
         )
 
 
@@ -549,6 +670,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
             _apply_exactly(book, position, data)
         return
     entries, seen, paused, lattices = book.entries, book.seen_ids, book.paused, book.lattices
+    ends = book.ends
     new_entry = _new_entry
     accepted_text, accepted_ms = "", 0
     for position, change in enumerate(decoded, start):
@@ -561,6 +683,7 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
                 and type(active.record) is not CalendarSchedule  # the exact path's
                 and (not paused or change.id not in paused)
                 and (not lattices or change.id not in lattices)  # a snoozed one: exact path
+                and (not ends or change.id not in ends)  # a series that ends: exact path
                 and dispatch_form_breach(active.record, accepted is not UNSET) is None
             ):
                 if accepted is UNSET:
@@ -615,6 +738,8 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
                 paused.discard(change.id)
             if lattices:
                 lattices.pop(change.id, None)
+            if ends:
+                ends.pop(change.id, None)
             continue  # a delete of an active id
         _apply_exactly(book, position, chunk[position - start])
 

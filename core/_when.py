@@ -20,11 +20,15 @@ from tickler.core._errors import Msg, ScheduleError, error
 
 WHEN: Final = "when"
 SELECTORS: Final = ("after_seconds", "at", "every_seconds", "calendar")
+# A series' end, beside a recurring selector (the schema offers it there
+# only; beside a one-shot the parsers answer as for the flat form).
+ENDS: Final = ("until", "count")
 
 
 def lift_when(arguments: Mapping[str, object]) -> Result[Mapping[str, object], ScheduleError]:
-    """``arguments`` with ``when``'s one selector as a top-level member
-    (``arguments`` as given when it has no ``when``). Nulls are absent, as
+    """``arguments`` with ``when``'s one selector (and a series' end,
+    ``until`` and ``count``, beside it) as top-level members (``arguments``
+    as given when it has no ``when``). Nulls are absent, as
     everywhere in the extended profile: drop them first. A ``when`` that is
     not an object holding exactly one selector (null members aside), or one
     sent beside a top-level selector, answers ``invalid_selector``."""
@@ -34,9 +38,10 @@ def lift_when(arguments: Mapping[str, object]) -> Result[Mapping[str, object], S
     if not isinstance(when, Mapping):
         return Failure(error("invalid_selector", Msg.WHEN))
     given = {key: value for key, value in when.items() if value is not None}
-    if len(given) != 1 or not given.keys() <= set(SELECTORS):
+    selectors = [key for key in given if key in SELECTORS]
+    if len(selectors) != 1 or not given.keys() <= {*SELECTORS, *ENDS}:
         return Failure(error("invalid_selector", Msg.WHEN))
-    if any(selector in arguments for selector in SELECTORS):
+    if any(key in arguments for key in (*SELECTORS, *given)):
         return Failure(error("invalid_selector", Msg.WHEN_AND_FLAT))
     lifted = {key: value for key, value in arguments.items() if key != WHEN}
     lifted.update(given)

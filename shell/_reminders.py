@@ -56,8 +56,11 @@ _TYPED_MESSAGES: Final = {
     Msg.AT_SHAPE: f"at must be an aware datetime or a LocalTime, e.g. {_EXAMPLE_AT}.",
     Msg.AT_KIND: f"at must be an aware datetime or a LocalTime, e.g. {_EXAMPLE_AT}.",
     Msg.UPDATE: (
-        "update() takes at least one of prompt=, paused= or snooze=, "
-        'e.g. update("schedule-3", snooze=timedelta(minutes=10)).'
+        "update() takes at least one of prompt=, paused=, snooze=, until=, count= or one new "
+        "selector "
+        "(after=, at=, every= or calendar=, not with snooze=), "
+        'e.g. update("schedule-3", snooze=timedelta(minutes=10)) or '
+        'update("schedule-3", every=timedelta(hours=2)).'
     ),
     Msg.UPDATE_ID: _TYPED_ID,
     Msg.DELETE_ID: _TYPED_ID,
@@ -150,6 +153,10 @@ class Reminder(msgspec.Struct, frozen=True, kw_only=True):
     """A ``calendar`` reminder's rule (its zone in canonical spelling)."""
     paused: bool = False
     """Paused with ``update(paused=True)``: it delivers nothing until resumed."""
+    until: datetime | None = None
+    """A series' end: no occurrence after it (an aware UTC datetime)."""
+    remaining: int | None = None
+    """A series' end: the occurrences it may still deliver, the next included."""
     next_occurrences: tuple[datetime, ...] = ()
     """A recurring reminder's next three occurrences (the first is ``due``):
     aware datetimes in a calendar reminder's zone, in UTC for a fixed-rate
@@ -204,9 +211,18 @@ def create_arguments(
 
 
 def update_arguments(
-    reminder_id: object, prompt: object, paused: object, snooze: object
+    reminder_id: object,
+    prompt: object,
+    paused: object,
+    snooze: object,
+    *,
+    after: object = None,
+    at: object = None,
+    every: object = None,
+    calendar: object = None,
 ) -> dict[str, object]:
-    """The ``schedule_update`` arguments a typed call stands for."""
+    """The ``schedule_update`` arguments a typed call stands for (a new
+    selector written as :func:`create_arguments` writes it)."""
     args: dict[str, object] = {"id": reminder_id}
     if prompt is not None:
         args["prompt"] = prompt
@@ -214,6 +230,18 @@ def update_arguments(
         args["paused"] = paused
     if snooze is not None:
         args["snooze_seconds"] = _seconds(snooze)
+    selector = create_arguments(None, after, at, every, calendar=calendar)
+    del selector["prompt"]
+    return args | selector
+
+
+def end_arguments(until: object, count: object) -> dict[str, object]:
+    """A series' end as the tools take it (``until`` written as ``at``)."""
+    args: dict[str, object] = {}
+    if until is not None:
+        args["until"] = until if until == "none" else _at(until)
+    if count is not None:
+        args["count"] = count
     return args
 
 
@@ -236,7 +264,7 @@ def _previews(view: ScheduleView) -> tuple[datetime, ...]:
     a fixed-rate one's in UTC), as the tools' ``nextOccurrences``."""
     record = view.record
     target = parse_instant(record.scheduled_at)
-    instants = series_points(record, target, view.lattice, PREVIEW_COUNT)
+    instants = series_points(record, target, view.lattice, PREVIEW_COUNT, view.end)
     zone = ZoneInfo(record.time_zone) if isinstance(record, CalendarSchedule) else UTC
     return tuple((_EPOCH + timedelta(milliseconds=at)).astimezone(zone) for at in instants)
 
@@ -247,7 +275,10 @@ def reminder_of(view: ScheduleView) -> Reminder:
     calendar = _calendar(record) if isinstance(record, CalendarSchedule) else None
     recurring = isinstance(record, CalendarSchedule | EverySchedule)
     previews = _previews(view) if recurring else ()
+    until, remaining = view.end if view.end is not None else (None, None)
     return Reminder(
+        until=None if until is None else _EPOCH + timedelta(milliseconds=until),
+        remaining=remaining,
         id=record.id,
         kind=record.kind,
         prompt=record.prompt,

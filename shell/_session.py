@@ -28,7 +28,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
-from typing import Any, Generic, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeAlias, runtime_checkable
 
 from returns.pipeline import is_successful
 from returns.result import Failure
@@ -58,6 +58,7 @@ from tickler.shell._reminders import (
     Reminder,
     ScheduleError,
     create_arguments,
+    end_arguments,
     reminder_of,
     update_arguments,
 )
@@ -218,15 +219,22 @@ class Session(Generic[H_co]):
         every: timedelta | None = None,
         calendar: Calendar | None = None,
         request_id: str | None = None,
+        until: datetime | LocalTime | None = None,
+        count: int | None = None,
     ) -> Reminder:
         """Create a reminder: exactly one of ``after`` (a ``timedelta``),
         ``at`` (an aware ``datetime``, or a :class:`LocalTime`), ``every``
         (a ``timedelta`` of at least 300 s) or ``calendar`` (a
         :class:`Calendar`; extended profile). ``request_id`` makes a retry
         return the first reminder instead of a second (extended profile).
+        ``until`` (as ``at``) and ``count`` end an ``every`` or ``calendar``
+        series: no occurrence after ``until``, at most ``count`` of them
+        (extended profile).
         Raises :class:`ScheduleError` for what the tool would refuse, with
         the same code and the message in this method's keywords."""
-        args = create_arguments(prompt, after, at, every, calendar=calendar, request_id=request_id)
+        args = create_arguments(
+            prompt, after, at, every, calendar=calendar, request_id=request_id
+        ) | end_arguments(until, count)
         outcome = await self._typed("schedule_create", args)
         assert isinstance(outcome, Created)
         return reminder_of(outcome.view)
@@ -238,13 +246,27 @@ class Session(Generic[H_co]):
         prompt: str | None = None,
         paused: bool | None = None,
         snooze: timedelta | None = None,
+        after: timedelta | None = None,
+        at: datetime | LocalTime | None = None,
+        every: timedelta | None = None,
+        calendar: Calendar | None = None,
+        until: datetime | LocalTime | Literal["none"] | None = None,
+        count: int | Literal["none"] | None = None,
     ) -> Reminder | None:
         """Change an active reminder in place (extended profile): a new
         ``prompt``; ``paused`` True/False to pause or resume (a resumed one
         waits for its next occurrence); ``snooze`` to move its next
-        occurrence to now plus that. None when no active reminder has that
-        id; raises :class:`ScheduleError` for what the tool would refuse."""
-        args = update_arguments(reminder_id, prompt, paused, snooze)
+        occurrence to now plus that; or reschedule it with one new selector
+        (``after``, ``at``, ``every`` or ``calendar``, as :meth:`schedule`
+        takes them; not with ``snooze``): its id, prompt and request id stay,
+        its next occurrence follows the new selector (``every`` counted from
+        now); ``until`` or ``count`` to change a series' end (``count``: the
+        occurrences from now on; ``"none"`` removes that bound). None when
+        no active reminder has that id; raises
+        :class:`ScheduleError` for what the tool would refuse."""
+        args = update_arguments(
+            reminder_id, prompt, paused, snooze, after=after, at=at, every=every, calendar=calendar
+        ) | end_arguments(until, count)
         outcome = await self._typed("schedule_update", args)
         assert isinstance(outcome, Updated | NotFound)
         return reminder_of(outcome.view) if isinstance(outcome, Updated) else None

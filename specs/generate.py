@@ -1,6 +1,6 @@
 """Write the generated contracts in this folder from the code.
 
-python specs/generate.py          # rewrite tool-catalog.json, change-schema.json
+python specs/generate.py          # rewrite the tool catalogs and change schemas
 python specs/generate.py --check  # exit 1 when the checked-in files drift
 """
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tickler.core import tool_catalog
-from tickler.core._schema import change_schema
+from tickler.core._schema import change_schema, change_schema_v2
 
 HERE = Path(__file__).resolve().parent
 
@@ -25,6 +25,7 @@ def contracts() -> dict[str, str]:
         "tool-catalog.json": _dump(tool_catalog(profile="reference")),
         "tool-catalog-extended.json": _dump(tool_catalog(profile="extended")),
         "change-schema.json": _dump(change_schema()),
+        "change-schema-v2.json": _dump(change_schema_v2()),
     }
 
 

@@ -3,7 +3,7 @@
 Created (with its rule), each occurrence that fell due (how late it was
 queued, how many earlier ones catch-up folded into it), each hand-over
 (delivered when, how late; refused, with the error), each change in place
-(prompt, paused, resumed, snoozed), deleted or finished, and where it
+(prompt, paused, resumed, snoozed, moved to a new selector), deleted or finished, and where it
 stands now. The log is replayed with the core's own fold, so
 the story cannot disagree with what the runtime did.
 """
@@ -137,6 +137,16 @@ def _skipped(before: ScheduleRecord, lattice: int | None, occurrence_ms: int) ->
     return 0 if isinstance(step, Breach) else step.skipped
 
 
+def _end_text(change: ScheduleChange) -> str:
+    """A create's series end, as the story says it."""
+    if not isinstance(change, CreateChangeV2):
+        return ""
+    text = "" if change.until is None else f"; ends after {change.until}"
+    if change.count is None:
+        return text
+    return f"{text}; at most {change.count} occurrence{'' if change.count == 1 else 's'}"
+
+
 class _Teller:
     """Walks the owned events once, keeping the schedule state with the
     core's ``evolve``, and notes each event that concerns ``schedule_id``."""
@@ -167,7 +177,7 @@ class _Teller:
                 self.done = ""
                 self.add(
                     event,
-                    f"{rule_text(record)}; first due {record.scheduled_at}",
+                    f"{rule_text(record)}; first due {record.scheduled_at}{_end_text(change)}",
                     "created",
                 )
             case DeleteChange(id=self.id):
@@ -177,20 +187,38 @@ class _Teller:
                 self.done = f"cancelled by operator {by} at {format_instant(event.time)}"
                 self.add(event, f"cancelled by operator {by}", "deleted", by=by)
             case UpdateChange(id=self.id):
-                self.updated(event, change)
+                self.updated(event, change, before)
             case DispatchChange(id=self.id):
                 self.before = None if before is None else (before, lattice)
                 if self.state.get(self.id) is None and not self.done:
                     self.done = "its last occurrence was dispatched"
 
-    def updated(self, event: SessionEvent, change: UpdateChange) -> None:
+    def updated(
+        self, event: SessionEvent, change: UpdateChange, before: ScheduleRecord | None
+    ) -> None:
         """A change in place: one step per thing that changed (and who made
         it, when an operator did)."""
         by = change.by if isinstance(change.by, str) else None
         extra: dict[str, object] = {} if by is None else {"by": by}
         who = "" if by is None else f" (by operator {by})"
+        if not isinstance(change.schedule, msgspec.UnsetType) and before is not None:
+            new = change.schedule
+            text = (
+                f"moved from {rule_text(before)} (next due {before.scheduled_at}) "
+                f"to {rule_text(new)} (next due {new.scheduled_at}) "
+                f"at {format_instant(event.time)}{who}"
+            )
+            if new.prompt != before.prompt:
+                text += f"; prompt changed to {new.prompt!r}"
+            self.add(event, text, "moved", **extra)
         if isinstance(change.prompt, str):
             self.add(event, f"prompt changed to {change.prompt!r}{who}", "updated", **extra)
+        if not isinstance(change.until, msgspec.UnsetType):
+            until = "removed" if change.until is None else f"set to {change.until}"
+            self.add(event, f"end changed: until {until}{who}", "end", **extra)
+        if not isinstance(change.count, msgspec.UnsetType):
+            count = "removed" if change.count is None else f"{change.count} from now on"
+            self.add(event, f"end changed: occurrences {count}{who}", "end", **extra)
         moved = change.scheduled_at if isinstance(change.scheduled_at, str) else None
         if change.paused is True:
             text = f"paused{who}: it delivers nothing until it is resumed"

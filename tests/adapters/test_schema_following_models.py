@@ -12,9 +12,14 @@ deletes a reminder through our integration of that framework.
   :mod:`schema_filler` (``TestModel``'s rules, checked against it below)
   and copies a reminder's id from an earlier answer, as a model does.
 
-The update uses seed 4, which leaves ``when`` null (its fifth choice): a
-new schedule in place is schedule_update's own check, and not accepted
-yet (it answers ``invalid_selector``).
+The update uses seed 24: TestModel fills every member by its seed (the
+first ``anyOf`` member at seed 0, the second at seed 1, ...), and only a
+seed that leaves ``when`` (five choices), ``until`` (four) and ``count``
+(three) null makes a change TestModel's strings can carry: its ``at``,
+``until`` and ``cron`` are single letters, which no rule accepts, and a
+new ``when`` beside its ``snooze_seconds`` (filled at every even seed, as
+``until`` is null only at seeds divisible by four) is refused as two
+schedules. Seed 24 is the smallest such seed: it renames and snoozes.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from .framework_support import T0, MakeHost, OnReply, async_test, live_session, 
 from .schema_filler import fill, with_copied_id
 
 STEPS: Final = ("schedule_create", "schedule_list", "schedule_update", "schedule_delete")
-SEEDS: Final = {"schedule_update": 4}  # when null: see the module's docstring
+SEEDS: Final = {"schedule_update": 24}  # when, until, count null: see the docstring
 CATALOG: Final = {tool["name"]: tool for tool in tool_catalog(profile="extended")}
 
 
@@ -71,7 +76,7 @@ def _check_the_round(answers: Sequence[str], *, copied_ids: bool) -> None:
     assert (created["kind"], created["prompt"], created["afterSeconds"]) == ("after", "a", 1)
     assert [reminder["id"] for reminder in listed] == ["schedule-1"]
     if copied_ids:
-        assert (updated["id"], updated["prompt"]) == ("schedule-1", "e")  # seed 4's text
+        assert (updated["id"], updated["prompt"]) == ("schedule-1", "y")  # seed 24's text
         assert deleted == {"id": "schedule-1", "deleted": True}
     else:  # TestModel's ids are its own strings: found nothing, not an error
         assert updated["code"] == deleted["code"] == "schedule_not_found"
@@ -94,7 +99,7 @@ async def test_pydantic_ais_test_model_creates_lists_updates_and_deletes_without
 @async_test
 async def test_pydantic_ais_test_model_calls_every_tool_at_once_without_error() -> None:
     async with live_session(plain_host, profile="extended") as s:
-        reply = await PydanticAITurns(PydanticAgent(TestModel(seed=4)), s.tools)(
+        reply = await PydanticAITurns(PydanticAgent(TestModel(seed=24)), s.tools)(
             TurnInput(0, "user", "hi")
         )
         answers = json.loads(reply)

@@ -58,6 +58,29 @@ def test_the_update_and_retry_example_prints_its_comments(tmp_path: Path) -> Non
     for line in out[:6]:  # each is what the line's comment says
         assert f"# {line}" in code
     assert out[6].startswith("write stand-up notes ['2026-12-08T13:10:00+01:00', ")
+    # moved in place: 9:30 from the next day on, then every two hours from now
+    assert out[7:] == ["schedule-1 2026-12-09T08:30:00.000Z", "every 2026-12-08T14:00:00.000Z"]
+    for line in out[7:]:
+        assert f"# {line}" in code
+
+
+def test_the_series_end_example_prints_its_comments(tmp_path: Path) -> None:
+    text = README.read_text()
+    start = text.index("```python\n", text.index("### Series that end")) + len("```python\n")
+    code = text[start : text.index("```\n", start)]
+    script = tmp_path / "end_example.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert out == [
+        "2026-03-29T05:00:00.000Z ['2026-03-28T07:30:00+01:00']",
+        "5 3",
+        "1",
+        "None",
+    ]
+    for line in out:
+        assert f"# {line}" in code
 
 
 def test_the_cron_dialect_example_prints_its_comments(tmp_path: Path) -> None:

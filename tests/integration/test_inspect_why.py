@@ -265,6 +265,77 @@ def test_a_changed_reminders_story_shows_each_change(tmp_path: Path) -> None:
     assert (story.state, story.next_due) == ("scheduled", "2026-08-05T17:00:00.000Z")
 
 
+def test_a_moved_reminders_story_says_from_what_to_what(tmp_path: Path) -> None:
+    """A daily 9:00 reminder moved to 9:30 at 12:10, in place: one step
+    names the old rule and target, the new ones, and when."""
+
+    async def make() -> VirtualClock:
+        clock = VirtualClock(T0)
+
+        async def script(session: Session[ReferenceHost]) -> None:
+            call = session.tools.call_tool
+            daily = {"cron": "0 9 * * *", "time_zone": "UTC"}
+            await call("schedule_create", {"prompt": "stand-up", "calendar": daily})
+            await clock.advance(10 * MINUTE)
+            later = {"cron": "30 9 * * *", "time_zone": "UTC"}
+            await call("schedule_update", {"id": "schedule-1", "calendar": later})
+
+        await _run(tmp_path, clock, script)
+        return clock
+
+    clock = asyncio.run(make())
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert [(s.event, s.at[11:16]) for s in story.steps] == [
+        ("created", "12:00"),
+        ("moved", "12:10"),
+    ]
+    assert story.steps[1].text == (
+        "moved from calendar '0 9 * * *' in UTC (dst_gap shift, dst_overlap first) "
+        "(next due 2026-08-06T09:00:00.000Z) to calendar '30 9 * * *' in UTC "
+        "(dst_gap shift, dst_overlap first) (next due 2026-08-06T09:30:00.000Z) "
+        "at 2026-08-05T12:10:00.000Z"
+    )
+    assert story.status == "scheduled: next due 2026-08-06T09:30:00.000Z"
+
+
+def test_a_series_that_ends_says_how_and_is_ended(tmp_path: Path) -> None:
+    """Every hour, at most two occurrences: 13:00 and 14:00, then ended;
+    its count was raised to two from one at 12:10."""
+
+    async def make() -> VirtualClock:
+        clock = VirtualClock(T0)
+
+        async def script(session: Session[ReferenceHost]) -> None:
+            call = session.tools.call_tool
+            await call("schedule_create", {"prompt": "water", "every_seconds": 3600, "count": 1})
+            await clock.advance(10 * MINUTE)
+            await call("schedule_update", {"id": "schedule-1", "count": 2})
+            await clock.advance(50 * MINUTE)
+            await _answered(session, 1)
+            await clock.advance(HOUR)
+            await _answered(session, 2)
+            await clock.advance(HOUR)
+
+        await _run(tmp_path, clock, script)
+        return clock
+
+    clock = asyncio.run(make())
+    story = _story_of(tmp_path, "schedule-1", clock.now_ms())
+    assert story.steps[0].text == (
+        "fixed-rate, every 3600 s; first due 2026-08-05T13:00:00.000Z; at most 1 occurrence"
+    )
+    assert (story.steps[1].event, story.steps[1].text) == (
+        "end",
+        "end changed: occurrences 2 from now on",
+    )
+    assert [s.occurrence_at for s in story.steps if s.event == "due"] == [
+        "2026-08-05T13:00:00.000Z",
+        "2026-08-05T14:00:00.000Z",
+    ]
+    assert story.state == "ended"
+    assert story.status == "ended: its last occurrence was dispatched"
+
+
 def test_a_paused_reminder_says_so(tmp_path: Path) -> None:
     async def make() -> VirtualClock:
         clock = VirtualClock(T0)

@@ -243,8 +243,11 @@ async def test_update_errors_name_its_keywords() -> None:
             await session.update("schedule-1")
         assert (nothing.value.code, nothing.value.message) == (
             "invalid_selector",
-            "update() takes at least one of prompt=, paused= or snooze=, "
-            'e.g. update("schedule-3", snooze=timedelta(minutes=10)).',
+            "update() takes at least one of prompt=, paused=, snooze=, until=, count= or one new "
+            "selector "
+            "(after=, at=, every= or calendar=, not with snooze=), "
+            'e.g. update("schedule-3", snooze=timedelta(minutes=10)) or '
+            'update("schedule-3", every=timedelta(hours=2)).',
         )
         with pytest.raises(ScheduleError) as zero:
             await session.update("schedule-1", snooze=timedelta(0))

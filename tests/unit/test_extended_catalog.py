@@ -55,15 +55,20 @@ def test_every_field_describes_itself_with_an_example(name: str) -> None:
 
 
 def _variants(member: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Each ``when`` choice as (its one member, that member's schema)."""
+    """Each ``when`` choice as (its one selector, that selector's schema):
+    a recurring one holds a series' end (``until``, ``count``, nullable)
+    beside it, a one-shot nothing else."""
     out = []
     for variant in member["anyOf"]:
         if variant == {"type": "null"}:
             continue
-        [(name, schema)] = variant["properties"].items()
-        assert variant["required"] == [name]
+        [name, *ends] = variant["properties"]
+        assert ends == (["until", "count"] if name in {"every_seconds", "calendar"} else [])
+        for end in ends:
+            assert {"type": "null"} in variant["properties"][end]["anyOf"]
+        assert variant["required"] == [name, *ends]
         assert variant["additionalProperties"] is False
-        out.append((name, schema))
+        out.append((name, variant["properties"][name]))
     return out
 
 

@@ -156,6 +156,11 @@ def _update(schedule_id: str = "schedule-1", **members: Any) -> dict[str, Any]:
     return {"version": 2, "operation": "update", **members}
 
 
+def _ended(record: dict[str, Any], **end: Any) -> dict[str, Any]:
+    """A version-2 create of ``record`` with a series end (until, count)."""
+    return {"version": 2, "operation": "create", "schedule": record, **end}
+
+
 def _ids(*numbers: int) -> tuple[dict[str, Any], ...]:
     return tuple(_create(_record("at", id=f"schedule-{n}")) for n in numbers)
 
@@ -373,6 +378,45 @@ LOG_CASES = [
     LogCase("dispatch paused", (AT, _update(paused=True)), _dispatch("schedule-1"), Breach.DISPATCH_PAUSED, schedule_id="schedule-1"),
     LogCase("dispatch resumed", (AT, _update(paused=True), _update(paused=False)), _dispatch("schedule-1"), None),
     LogCase("delete paused", (EVERY, _update(paused=True)), _delete("schedule-1"), None),
+    # rescheduled in place (version 2): a whole new record, same id
+    LogCase("reschedule at to every", (AT,), _update(schedule=_record("every", everySeconds=600)), None),
+    LogCase("reschedule every to calendar", (EVERY,), _update(schedule=CALENDAR["schedule"]), None),
+    LogCase("reschedule every to at, paused", (EVERY,), _update(paused=True, schedule=_record("at")), None),
+    LogCase("reschedule another id", (AT,), _update(schedule=_record("at", id="schedule-2")), Breach.RESCHEDULE_ID),
+    LogCase("reschedule beside a prompt", (AT,), _update(prompt="q", schedule=_record("at")), Breach.RESCHEDULE_KEYS),
+    LogCase("reschedule beside scheduledAt", (AT,), _update(scheduledAt=T1, schedule=_record("at")), Breach.RESCHEDULE_KEYS),
+    LogCase("reschedule too frequent", (AT,), _update(schedule=_record("every", everySeconds=299)), Breach.EVERY_TOO_FREQUENT),
+    LogCase("reschedule prompt padded", (AT,), _update(schedule=_record("after", prompt="p ")), Breach.PROMPT, "after"),
+    LogCase("reschedule off its rule", (AT,), _update(schedule={**CALENDAR["schedule"], "scheduledAt": T1}), Breach.CALENDAR_OFF_RULE),
+    LogCase("reschedule inactive", (), _update(schedule=_record("at")), Breach.UPDATE_INACTIVE, schedule_id="schedule-1"),
+    LogCase("dispatch rescheduled to every", (AT, _update(schedule=_record("every"))), _dispatch("schedule-1", T1), None),
+    LogCase("dispatch rescheduled, one-shot form", (AT, _update(schedule=_record("every"))), _dispatch("schedule-1"), Breach.EVERY_NO_ACCEPTED_AT),
+    LogCase("dispatch rescheduled to at", (EVERY, _update(schedule=_record("at"))), _dispatch("schedule-1", T1), Breach.ONE_SHOT_ACCEPTED_AT),
+    # a series' end (version 2): until and count on a create or an update
+    LogCase("create every with an end", (), _ended(_record("every"), until=T1, count=3), None),
+    LogCase("create calendar until", (), _ended(CALENDAR["schedule"], until=C1), None),
+    LogCase("create count 0", (), _ended(_record("every"), count=0), Breach.COUNT),
+    LogCase("create count 1.5", (), _ended(_record("every"), count=1.5), Breach.COUNT),
+    LogCase("create until not an instant", (), _ended(_record("every"), until="soon"), Breach.INSTANT_SHAPE),
+    LogCase("create one-shot with a count", (), _ended(_record("at"), count=2), Breach.END_ONE_SHOT),
+    LogCase("create until before the target", (), _ended(_record("every"), until=T0), Breach.UNTIL_BEFORE),
+    LogCase("create with a request and an end", (), {**_requested(_record("every")), "count": 2}, None),
+    LogCase("update count", (EVERY,), _update(count=2), None),
+    LogCase("update count removed", (_ended(_record("every"), count=3),), _update(count=None), None),
+    LogCase("update until removed", (_ended(_record("every"), until=T1),), _update(until=None), None),
+    LogCase("update count 0", (EVERY,), _update(count=0), Breach.COUNT),
+    LogCase("update until on a one-shot", (AT,), _update(until=T1), Breach.END_ONE_SHOT),
+    LogCase("update until before the target", (EVERY,), _update(until=T0), Breach.UNTIL_BEFORE),
+    LogCase("reschedule past until", (_ended(_record("every"), until=T1),), _update(schedule=CALENDAR["schedule"]), Breach.UNTIL_BEFORE),
+    LogCase("reschedule to a one-shot drops the end", (_ended(_record("every"), count=2),), _update(schedule=_record("at")), None),
+    LogCase("dispatch the last of a count", (_ended(_record("every"), count=1),), _dispatch("schedule-1", T1), None),
+    LogCase(
+        "dispatch after the last of a count",
+        (_ended(_record("every"), count=1), _dispatch("schedule-1", T1)),
+        _dispatch("schedule-1", "2026-08-05T12:10:00.000Z"),
+        Breach.DISPATCH_INACTIVE,
+        schedule_id="schedule-1",
+    ),
     LogCase(
         "calendar dispatch at its snoozed target",
         (CALENDAR, _update(scheduledAt="2026-08-06T09:10:00.000Z")),
@@ -409,14 +453,24 @@ def _typed_change(change: dict[str, Any]) -> ScheduleChange:
             schedule=record,
             request_id=change.get("requestId"),
             args_digest=change.get("argsDigest"),
+            until=change.get("until"),
+            count=change.get("count"),
         )
     if change["operation"] == "delete":
         return delete(change["id"], change.get("by"))
     if change["operation"] == "update":
-        fields = {"prompt": "prompt", "paused": "paused", "scheduledAt": "scheduled_at", "by": "by"}
-        return UpdateChange(
-            id=change["id"], **{fields[k]: v for k, v in change.items() if k in fields}
-        )
+        fields = {
+            "prompt": "prompt",
+            "paused": "paused",
+            "scheduledAt": "scheduled_at",
+            "until": "until",
+            "count": "count",
+            "by": "by",
+        }
+        members = {fields[k]: v for k, v in change.items() if k in fields}
+        if "schedule" in change:
+            members["schedule"] = _typed(change["schedule"])
+        return UpdateChange(id=change["id"], **members)
     return dispatch(change["id"], change.get("acceptedAt"))
 
 
@@ -446,7 +500,13 @@ def test_a_logged_change_gets_one_verdict_on_every_path(case: LogCase) -> None:
         Breach.REQUEST_ID,
         Breach.ARGS_DIGEST,
         Breach.OPERATOR,
-    }
+        Breach.RESCHEDULE_ID,
+        Breach.RESCHEDULE_KEYS,
+        Breach.COUNT,
+    } or (  # a create's end is judged with its record; an update's needs the state
+        case.breach in {Breach.END_ONE_SHOT, Breach.UNTIL_BEFORE}
+        and case.judged["operation"] == "create"
+    )
     if case.breach is None:
         decode_change(json.dumps(case.judged))
         folded = fold(events)
@@ -556,6 +616,26 @@ TOOL_CASES = [
              CreateAfter("p", 6, "r1"), Breach.REQUEST_OTHER_ARGS),
     ToolCase("calendar at an unusable clock", "schedule_create", {"prompt": "p", "calendar": DAILY},
              CreateCalendar("p", DAILY), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
+    # a new selector in place: create's rules, the same verdicts
+    ToolCase("reschedule every 600", "schedule_update", {"id": "schedule-1", "every_seconds": 600},
+             UpdateSchedule(id="schedule-1", every_seconds=600), None),
+    ToolCase("reschedule every 299", "schedule_update", {"id": "schedule-1", "every_seconds": 299},
+             UpdateSchedule(id="schedule-1", every_seconds=299), Breach.EVERY_TOO_FREQUENT),
+    ToolCase("reschedule every 300.5", "schedule_update", {"id": "schedule-1", "every_seconds": 300.5},
+             UpdateSchedule(id="schedule-1", every_seconds=300.5), Breach.EVERY_NOT_INTEGER),
+    ToolCase("reschedule after 0", "schedule_update", {"id": "schedule-2", "after_seconds": 0},
+             UpdateSchedule(id="schedule-2", after_seconds=0), Breach.AFTER_SECONDS),
+    ToolCase("reschedule after past the range", "schedule_update",
+             {"id": "schedule-2", "after_seconds": 251616369600},
+             UpdateSchedule(id="schedule-2", after_seconds=251616369600), Breach.OUT_OF_RANGE),
+    ToolCase("reschedule calendar", "schedule_update", {"id": "schedule-2", "calendar": DAILY},
+             UpdateSchedule(id="schedule-2", calendar=DAILY), None),
+    ToolCase("reschedule calendar at an unusable clock", "schedule_update",
+             {"id": "schedule-2", "calendar": DAILY},
+             UpdateSchedule(id="schedule-2", calendar=DAILY), Breach.OUT_OF_RANGE, now=MAX_SAFE + 1),
+    ToolCase("reschedule with a blank prompt", "schedule_update",
+             {"id": "schedule-1", "prompt": " ", "after_seconds": 5},
+             UpdateSchedule(id="schedule-1", prompt=" ", after_seconds=5), Breach.PROMPT),
 ]  # fmt: skip
 
 

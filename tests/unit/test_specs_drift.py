@@ -19,7 +19,13 @@ def _generator() -> ModuleType:
 
 
 @pytest.mark.parametrize(
-    "name", ["tool-catalog.json", "tool-catalog-extended.json", "change-schema.json"]
+    "name",
+    [
+        "tool-catalog.json",
+        "tool-catalog-extended.json",
+        "change-schema.json",
+        "change-schema-v2.json",
+    ],
 )
 def test_checked_in_contract_matches_the_code(name: str) -> None:
     generated: str = _generator().contracts()[name]

@@ -114,12 +114,26 @@ def test_a_null_when_is_absent_and_the_flat_form_still_answers() -> None:
 
 def test_an_update_lifts_when_before_its_own_checks() -> None:
     """Moving a reminder in place is parsed by schedule_update's own
-    checks: lifted, a new schedule meets them exactly as the flat member
-    does (today: its closed ``invalid_selector``)."""
+    checks: lifted, a new schedule (and a series' end beside a recurring
+    one) meets them exactly as the flat members do."""
     union = {"id": "schedule-1", "when": {"after_seconds": 600}, "prompt": None}
     flat = {"id": "schedule-1", "after_seconds": 600}
     assert parse_tool_call("schedule_update", union) == parse_tool_call("schedule_update", flat)
-    assert not is_successful(parse_tool_call("schedule_update", union))
+    assert is_successful(parse_tool_call("schedule_update", union))
+    ended = {"id": "schedule-1", "when": {"every_seconds": 3600, "count": 3, "until": None}}
+    flat_ended = {"id": "schedule-1", "every_seconds": 3600, "count": 3}
+    assert parse_tool_call("schedule_update", ended) == parse_tool_call(
+        "schedule_update", flat_ended
+    )
+    assert is_successful(parse_tool_call("schedule_update", ended))
+    # the end sent twice, in when and beside it, is refused as the schedule is
+    twice = {**ended, "count": 4}
+    assert parse_tool_call("schedule_update", twice) == Failure(TWICE)
+    # a when of ends alone holds no schedule
+    ends_only = {"id": "schedule-1", "when": {"count": 3}}
+    assert parse_tool_call("schedule_update", ends_only) == Failure(
+        ScheduleError("invalid_selector", Msg.WHEN)
+    )
     # a null when changes nothing
     paused = parse_tool_call("schedule_update", {"id": "schedule-1", "when": None, "paused": True})
     assert is_successful(paused)
