@@ -14,8 +14,9 @@ by side with the growth from the first size to the last:
   due at once, each delivered exactly once (checked), with the workers'
   peak resident memory and the CPU and database transactions a delivery
   costs (:mod:`.drain`);
-* ``tickler reminders DSN --due-within 1h`` and ``tickler db migrate`` on
-  the loaded schema (:mod:`.commands`);
+* ``tickler reminders DSN --due-within 1h`` (and its query in process,
+  :mod:`.read_model`) and ``tickler db migrate`` on the loaded schema
+  (:mod:`.commands`);
 
 and, once, the database's commit rate from 1, 4 and 16 connections
 (:mod:`.commit_rate`), the constant the capacity model in the README needs.

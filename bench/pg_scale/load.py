@@ -120,10 +120,12 @@ def load_burst(dsn: str, due_ms: int, count: int = BURST) -> float:
     spec = Spec((BURST_AFTER_S,), None, None, 0)
     t0 = due_ms - BURST_AFTER_S * 1000  # the instant each is created
     with psycopg.connect(dsn) as conn:
-        pattern = f"{BURST_PREFIX}%"
-        conn.execute(f"DELETE FROM {SCHEMA}.events WHERE session_id LIKE %s", (pattern,))
-        conn.execute(f"DELETE FROM {SCHEMA}.snapshots WHERE session_id LIKE %s", (pattern,))
-        conn.execute(f"DELETE FROM {SCHEMA}.sessions WHERE id LIKE %s", (pattern,))
+        # By key (LIKE 'burst-%' would read every event), each drain's
+        # sessions: the same ids every time.
+        ids = [burst_id(n) for n in range(count)]
+        for table, key in (("events", "session_id"), ("snapshots", "session_id")):
+            conn.execute(f"DELETE FROM {SCHEMA}.{table} WHERE {key} = ANY(%s)", (ids,))
+        conn.execute(f"DELETE FROM {SCHEMA}.sessions WHERE id = ANY(%s)", (ids,))
         batch = [(burst_id(n), spec, t0) for n in range(count)]
         _copy(conn, asyncio.run(_capture(batch)))
         conn.commit()
