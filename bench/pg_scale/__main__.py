@@ -98,6 +98,12 @@ def measure(dsn: str, n: int, args: argparse.Namespace, table: Table, notes: lis
             f"{d.commits / d.count:.2f} / {d.rows_written / d.count:.2f}",
         )
         table.add(f"  rows read by sequential scans, {workers} worker(s)", n, f"{d.rows_scanned:,}")
+        hot = d.hot_updates / max(d.session_updates, 1)
+        table.add(
+            f"  session row updates a delivery (HOT), {workers} worker(s)",
+            n,
+            f"{d.session_updates / d.count:.2f} ({hot:.0%})",
+        )
         label = f"  VACUUM ANALYZE before it ({workers} worker(s))"
         table.add(label, n, f"{d.vacuum_s:.1f} s", d.vacuum_s)
 

@@ -49,6 +49,8 @@ class Drain:
     commits: int  # transactions committed in the database meanwhile
     rows_written: int
     rows_scanned: int  # by sequential scans of the store's tables
+    session_updates: int
+    hot_updates: int  # of those, HOT: no index entry written
     count: int
     vacuum_s: float  # VACUUM ANALYZE before it (the previous drain's dead rows)
 
@@ -84,9 +86,10 @@ def _peak_rss(pid: int) -> int:
     raise RuntimeError("no VmHWM in /proc/<pid>/status")
 
 
-def _stats(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, int, int]:
+def _stats(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, int, int, int, int]:
     """Transactions committed, rows written, rows read by sequential scans
-    of the store's tables (a query that scans shows here)."""
+    of the store's tables (a query that scans shows here), updates of the
+    sessions table and how many of them were HOT (no index entry written)."""
     conn.execute("SELECT pg_stat_clear_snapshot()")
     row = conn.execute(
         f"SELECT {STATS} FROM pg_stat_database WHERE datname = current_database()"
@@ -95,9 +98,21 @@ def _stats(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, int, int]
         "SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE schemaname = %s",
         (SCHEMA,),
     ).fetchone()
+    updates = conn.execute(
+        "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+        " WHERE schemaname = %s AND relname = 'sessions'",
+        (SCHEMA,),
+    ).fetchone()
     assert row is not None
     assert scanned is not None
-    return int(str(row[0])), int(str(row[1])), int(str(scanned[0]))
+    assert updates is not None
+    return (
+        int(str(row[0])),
+        int(str(row[1])),
+        int(str(scanned[0])),
+        int(str(updates[0])),
+        int(str(updates[1])),
+    )
 
 
 def _backends(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
@@ -142,7 +157,7 @@ def drain(dsn: str, workers: int, count: int = BURST) -> Drain:
     notes = Path(tempfile.mkstemp(prefix="bench-pg-scale-", suffix=".notes")[1])
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
-            commits0, rows0, scanned0 = _stats(conn)
+            commits0, rows0, scanned0, upd0, hot0 = _stats(conn)
             procs = WorkerProcesses([worker_command(dsn) for _ in range(workers)], dsn)
             procs.env[NOTES_ENV] = str(notes)
             spawned = time.time_ns()
@@ -154,7 +169,7 @@ def drain(dsn: str, workers: int, count: int = BURST) -> Drain:
                 cpu = sum(_cpu_s(pid) for pid in pids) - start_up
                 backend_cpu = sum(_cpu_s(pid) for pid in _backends(conn))
             time.sleep(1.5)  # the backends' statistics are reported when they end
-            commits1, rows1, scanned1 = _stats(conn)
+            commits1, rows1, scanned1, upd1, hot1 = _stats(conn)
         delivered = _notes(notes)
     finally:
         notes.unlink(missing_ok=True)
@@ -170,6 +185,8 @@ def drain(dsn: str, workers: int, count: int = BURST) -> Drain:
         commits1 - commits0,
         rows1 - rows0,
         scanned1 - scanned0,
+        upd1 - upd0,
+        hot1 - hot0,
         count,
         vacuum_s,
     )
