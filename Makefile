@@ -102,7 +102,7 @@ bench-pacing: install
 
 # PostgreSQL at 100,000 and 1,000,000 bulk-loaded sessions: table and wake
 # index sizes, claim latency, 1/2/4 workers draining 10,000 due at once,
-# tickler reminders and db migrate, the commit rate (about 20 minutes; not
+# tickler reminders and db migrate, the commit rate (about 6 minutes; not
 # part of `make bench`). `python -m bench.pg_scale --quick` is 10,000 sessions.
 bench-pg-scale: install
 	$(BIN)/python -m bench.pg_scale
