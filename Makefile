@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters testing -name '*.py' -o -name '*.html' 2
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard clean
+.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard bench-pg-scale clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -99,6 +99,13 @@ bench-postgres: install
 # minutes; not part of `make bench`). `python -m bench.pacing --quick` is shorter.
 bench-pacing: install
 	$(BIN)/python -m bench.pacing
+
+# PostgreSQL at 100,000 and 1,000,000 bulk-loaded sessions: table and wake
+# index sizes, claim latency, 1/2/4 workers draining 10,000 due at once,
+# tickler reminders and db migrate, the commit rate (about 6 minutes; not
+# part of `make bench`). `python -m bench.pg_scale --quick` is 10,000 sessions.
+bench-pg-scale: install
+	$(BIN)/python -m bench.pg_scale
 
 # The MCP server's memory for one large prompt, beside the SDK's own transport.
 bench-mcp: install
