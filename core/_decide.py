@@ -228,6 +228,15 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
     end = _changed_end(state.end(command.id), command, rescheduled, record, target, now)
     if isinstance(end, ScheduleError):
         return (), Failure(end)
+    if (  # a resume never brings back a series that ended while it was paused
+        rescheduled is None
+        and was_paused
+        and not paused
+        and end is not None
+        and end.until is not None
+        and target > end.until
+    ):
+        return (), Failure(error("invalid_rule", Msg.RESUMED_PAST_UNTIL))
     change = _end_members(UpdateChange(id=command.id), command, state.end(command.id), end)
     if rescheduled is not None:
         # the new record holds the prompt and the target

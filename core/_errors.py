@@ -132,6 +132,11 @@ class Msg:
         "until is before the reminder's next occurrence, so nothing would remain: send a "
         'later until, or "none" in schedule_update to remove it.'
     )
+    RESUMED_PAST_UNTIL: Final = (
+        "This series ended (its until passed) while it was paused, so resuming it would "
+        'deliver nothing: send a later until with paused false, e.g. {"paused": false, '
+        '"until": "2027-03-31T18:00:00+02:00"}, or delete it.'
+    )
     CORRUPT: Final = "The session schedule log is corrupt."
     PERSISTENCE: Final = (
         "Schedule persistence is uncertain; retry with schedule_list before relying on this result."

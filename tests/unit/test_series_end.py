@@ -279,3 +279,27 @@ def test_a_snapshot_keeps_ends_and_refuses_one_no_log_could_leave() -> None:
     ):
         with pytest.raises(SnapshotError):
             decode_state(json.dumps({**image, "ends": ends}).encode())
+
+
+def test_a_resume_after_until_passed_while_paused_is_refused_and_delivers_nothing() -> None:
+    """A series whose until passed while it was paused has ended: resuming
+    it would bring back an occurrence after until, so the resume is
+    refused with a closed error that says what to send, nothing is logged,
+    and a resume with a later until is accepted."""
+    s = Session()
+    s.call(
+        "schedule_create",
+        {"prompt": "p", "every_seconds": 3600, "until": "2026-12-07T11:00:00Z"},
+        T0,
+    )
+    s.call("schedule_update", {"id": "schedule-1", "paused": True}, T0 + MINUTE)
+    logged = len(s.log)
+    refused = s.call("schedule_update", {"id": "schedule-1", "paused": False}, T0 + 10 * HOUR)
+    assert refused["code"] == "invalid_rule"
+    assert "ended" in refused["message"] and "until" in refused["message"]
+    assert len(s.log) == logged
+    assert s.deliver(T0 + 11 * HOUR) == Wait(None)  # still paused: nothing after until
+    # before until a resume still works, and so does one that moves until on
+    later = {"id": "schedule-1", "paused": False, "until": "2026-12-08T08:00:00Z"}
+    resumed = s.call("schedule_update", later, T0 + 10 * HOUR)
+    assert resumed["scheduledAt"] == "2026-12-07T19:00:00.000Z"
