@@ -205,12 +205,20 @@ def _ends() -> JsonSchema:
     return copy.deepcopy({"until": _UNTIL, "count": _COUNT})
 
 
-# One closed object per selector: the schema itself says "exactly one".
+# One closed object per selector: the schema itself says "exactly one". A
+# create's recurring selectors hold the series' end beside them; an update's
+# do not (its own until and count change the end, once, at the top level).
 _WHEN_VARIANTS: Final = [
     _closed({"after_seconds": _AFTER_SECONDS}),
     _closed({"at": _AT}),
     _closed({"every_seconds": _EVERY_SECONDS, **_ends()}),
     _closed({"calendar": _CALENDAR_RULE, **_ends()}),
+]
+_UPDATE_WHEN_VARIANTS: Final = [
+    _closed({"after_seconds": _AFTER_SECONDS}),
+    _closed({"at": _AT}),
+    _closed({"every_seconds": _EVERY_SECONDS}),
+    _closed({"calendar": _CALENDAR_RULE}),
 ]
 _WHEN_EXAMPLES: Final = (
     '{"after_seconds": 600}, {"at": "2026-12-07T09:00:00+01:00"}, '
@@ -259,7 +267,7 @@ UPDATE_DESCRIPTION: Final = (
     'E.g. {"id": "schedule-3", "prompt": null, "paused": null, "snooze_seconds": 600, '
     '"when": null, "until": null, "count": null}, or, to move a stand-up to 9:30, '
     '"when": {"calendar": {"cron": "30 9 * * 1-5", "time_zone": "Europe/Berlin", '
-    '"dst_gap": null, "dst_overlap": null}, "until": null, "count": null} with the other '
+    '"dst_gap": null, "dst_overlap": null}} with the other '
     "members null. Unknown or finished ids return updated false."
 )
 UPDATE_INPUT: Final = _closed(
@@ -276,11 +284,11 @@ UPDATE_INPUT: Final = _closed(
             "Whole seconds from now for the next occurrence, e.g. 600; else null.",
         ),
         WHEN: {
-            "anyOf": [*_WHEN_VARIANTS, _NULL],
+            "anyOf": [*_UPDATE_WHEN_VARIANTS, _NULL],
             "description": (
                 "A new schedule in place of the current one, the id kept: an object holding "
                 "exactly one of after_seconds, at, every_seconds or calendar, e.g. "
-                '{"every_seconds": 7200, "until": null, "count": null}; else null.'
+                '{"every_seconds": 7200}; else null.'
             ),
         },
         "until": {

@@ -54,19 +54,21 @@ def test_every_field_describes_itself_with_an_example(name: str) -> None:
         assert "e.g." in member["description"].lower(), (name, field)
 
 
-def _variants(member: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _variants(member: dict[str, Any], *, ends: bool = True) -> list[tuple[str, dict[str, Any]]]:
     """Each ``when`` choice as (its one selector, that selector's schema):
-    a recurring one holds a series' end (``until``, ``count``, nullable)
-    beside it, a one-shot nothing else."""
+    with ``ends`` (a create's) a recurring one holds a series' end
+    (``until``, ``count``, nullable) beside it, a one-shot nothing else;
+    without (an update's, whose end is its own top-level member) none does."""
     out = []
     for variant in member["anyOf"]:
         if variant == {"type": "null"}:
             continue
-        [name, *ends] = variant["properties"]
-        assert ends == (["until", "count"] if name in {"every_seconds", "calendar"} else [])
-        for end in ends:
+        [name, *beside] = variant["properties"]
+        recurring = ends and name in {"every_seconds", "calendar"}
+        assert beside == (["until", "count"] if recurring else [])
+        for end in beside:
             assert {"type": "null"} in variant["properties"][end]["anyOf"]
-        assert variant["required"] == [name, *ends]
+        assert variant["required"] == [name, *beside]
         assert variant["additionalProperties"] is False
         out.append((name, variant["properties"][name]))
     return out
@@ -92,8 +94,12 @@ def test_create_holds_its_one_selector_in_when_and_says_so() -> None:
 def test_update_offers_the_same_choices_in_a_nullable_when() -> None:
     update = EXTENDED["schedule_update"]["input_schema"]["properties"]
     create = EXTENDED["schedule_create"]["input_schema"]["properties"]
-    assert update["when"]["anyOf"] == [*create["when"]["anyOf"], {"type": "null"}]
+    assert update["when"]["anyOf"][-1] == {"type": "null"}
+    selectors = dict(_variants(update["when"], ends=False))
+    assert selectors == dict(_variants(create["when"]))
     assert not {"after_seconds", "at", "every_seconds", "calendar"} & update.keys()
+    # the end is changed once, at the top level (null first: unchanged)
+    assert update["until"]["anyOf"][0] == update["count"]["anyOf"][0] == {"type": "null"}
 
 
 # OpenAI's strict mode, as its structured-output guide states it: the root an
