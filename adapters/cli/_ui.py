@@ -14,7 +14,13 @@ from tickler.adapters._loopback import is_loopback
 from tickler.adapters._redact import redact
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._errors import CliError, echo_error
-from tickler.adapters.cli._options import configure_logging, log_format_option, log_level_option
+from tickler.adapters.cli._options import (
+    configure_logging,
+    log_format_option,
+    log_level_option,
+    profile_option,
+)
+from tickler.core import Profile
 from tickler.core._zones import resolve_zone
 
 CANNOT_USE_DATABASE = 1
@@ -137,6 +143,7 @@ def check_options(store: str | None, dsn: str | None, host: str, token: str | No
     help="How long an action waits for a session a worker is delivering.",
 )
 @click.option("--read-only", is_flag=True, help="No action buttons, even with a token.")
+@profile_option
 @log_level_option
 @log_format_option
 def ui(
@@ -152,6 +159,7 @@ def ui(
     by: str | None,
     wait_s: float,
     read_only: bool,
+    profile: Profile,
     log_level: str,
     log_format: str,
 ) -> int:
@@ -197,7 +205,7 @@ def ui(
                 from tickler.adapters._operate import Operator
                 from tickler.adapters.cli._operate import default_operator
 
-                operator = Operator(source, schema, by or default_operator(), wait_s)
+                operator = Operator(source, schema, by or default_operator(), wait_s, profile)
             app = create_app(
                 model,
                 token=token,

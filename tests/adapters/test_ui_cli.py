@@ -125,3 +125,31 @@ def test_a_dsn_urllib_cannot_read_is_named_without_its_password(dsn: str) -> Non
     title = store_title(None, dsn)
     assert title.startswith("PostgreSQL")
     assert "hun" not in title
+
+
+@pytest.mark.parametrize("given", [[], ["--profile", "reference"]])
+def test_the_action_buttons_write_events_of_the_profile_given(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, given: list[str]
+) -> None:
+    """A dashboard over sessions kept to the reference's v1 events acts
+    as the reference profile does (a cancel is the plain v1 delete):
+    ``--profile`` reaches the buttons' operator."""
+    import tickler.adapters._dashboard_app as dashboard_app
+    import tickler.adapters._dashboard_serve as dashboard_serve
+
+    made: dict[str, object] = {}
+
+    def create_app(model: object, **options: object) -> object:
+        made.update(options)
+        return object()
+
+    async def serve(app: object, sock: object) -> None:
+        return None
+
+    monkeypatch.setattr(dashboard_app, "create_app", create_app)
+    monkeypatch.setattr(dashboard_serve, "serve", serve)
+    args = ["ui", "--store", str(tmp_path), "--port", "0", "--token", "t0ken", *given]
+    assert run(cli, args) == 0
+    operator = made["operator"]
+    assert operator is not None
+    assert operator.profile == (given[1] if given else "extended")
