@@ -150,7 +150,7 @@ class Actions:
             parsed = await asyncio.to_thread(read_session, self.source, self.schema, session_id)
             if parsed is None:
                 return _refused(404, f"no session {session_id!r} in this store", self.headers)
-            steps = await asyncio.to_thread(history, parsed, now_ms)
+            told = await asyncio.to_thread(history, parsed, now_ms)
             rows = await self.model.reminders(now_ms=now_ms, session_id=session_id)
         except (StoreError, ValueError, CorruptScheduleLog) as exc:
             # a bad id or a corrupt log is the request's; a store that fails, not
@@ -162,7 +162,9 @@ class Actions:
             title=self.title,
             session_id=session_id,
             reminders=lines,
-            steps=[(moment(s.at_ms, now_ms, self.viewer), s) for s in reversed(steps)],
+            steps=[(moment(s.at_ms, now_ms, self.viewer), s) for s in reversed(told.steps)],
+            told=told.told,
+            created=told.created,
             forms=self.forms,
             now=moment(now_ms, now_ms, self.viewer),
         )

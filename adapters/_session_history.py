@@ -17,6 +17,11 @@ from tickler.shell._ports import validate_session_id
 
 MAX_STEPS = 500
 """The latest steps a session view shows."""
+MAX_REMINDERS = 50
+"""The reminders whose stories a session view tells: those a schedule
+change named most recently (a delivery's dispatch included). Each story
+reads the whole log, so a view of every reminder of a session holding
+thousands would take minutes."""
 
 
 @dataclass(frozen=True)
@@ -47,22 +52,35 @@ def read_session(source: str, schema: str, session_id: str) -> ParsedSession | N
     return None
 
 
-def history(parsed: ParsedSession, now_ms: int) -> list[HistoryStep]:
-    """Every step of every reminder the session created, in log order
-    (the latest :data:`MAX_STEPS`). Raises CorruptScheduleLog."""
+@dataclass(frozen=True)
+class SessionHistory:
+    steps: list[HistoryStep]  # in log order, the latest MAX_STEPS
+    told: int  # the reminders whose stories they are
+    created: int  # the reminders the session ever created
+
+
+def history(parsed: ParsedSession, now_ms: int) -> SessionHistory:
+    """Every step of the :data:`MAX_REMINDERS` reminders a schedule change
+    named most recently, in log order (the latest :data:`MAX_STEPS`).
+    Raises CorruptScheduleLog."""
     from tickler.adapters.cli._why import reminder_story
     from tickler.core import parse_instant
 
-    ids: list[str] = []
-    for event in parsed.events[parsed.header.owned_from :]:
+    created: list[str] = []
+    last_named: dict[str, int] = {}  # id -> index of the last change naming it
+    for index, event in enumerate(parsed.events[parsed.header.owned_from :]):
         if event.type == SCHEDULE_CHANGE:
             change = decode_change(event.data)
             if isinstance(change, CreateChange | CreateChangeV2):
-                ids.append(change.schedule.id)
+                created.append(change.schedule.id)
+                last_named[change.schedule.id] = index
+            elif change.id in last_named:
+                last_named[change.id] = index
+    told = sorted(created, key=last_named.__getitem__)[-MAX_REMINDERS:]
     steps = [
         HistoryStep(step.at, parse_instant(step.at), rid, step.event, step.text, step.by)
-        for rid in ids
+        for rid in told
         for step in reminder_story(parsed, rid, now_ms).steps
     ]
     steps.sort(key=lambda s: s.at_ms)  # stable: a reminder's steps keep their order
-    return steps[-MAX_STEPS:]
+    return SessionHistory(steps[-MAX_STEPS:], len(told), len(created))

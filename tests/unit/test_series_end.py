@@ -296,7 +296,8 @@ def test_a_resume_after_until_passed_while_paused_is_refused_and_delivers_nothin
     logged = len(s.log)
     refused = s.call("schedule_update", {"id": "schedule-1", "paused": False}, T0 + 10 * HOUR)
     assert refused["code"] == "invalid_rule"
-    assert "ended" in refused["message"] and "until" in refused["message"]
+    assert "ended" in refused["message"]
+    assert "until" in refused["message"]
     assert len(s.log) == logged
     assert s.deliver(T0 + 11 * HOUR) == Wait(None)  # still paused: nothing after until
     # before until a resume still works, and so does one that moves until on
