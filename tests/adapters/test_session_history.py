@@ -12,6 +12,7 @@ from tickler.adapters._session_history import MAX_REMINDERS, history
 from tickler.core import (
     EMPTY_STATE,
     SCHEDULE_CHANGE,
+    SessionEvent,
     encode_change,
     evolve,
     handle,
@@ -27,7 +28,7 @@ T0 = parse_instant("2026-12-07T08:00:00.000Z")
 def _session(reminders: int, renamed: list[int]) -> bytes:
     """``reminders`` one-shots created in order, then the ones in
     ``renamed`` (by number, 1-based) given a new prompt, in that order."""
-    state, events = EMPTY_STATE, []
+    state, events = EMPTY_STATE, list[SessionEvent]()
     calls = [
         ("schedule_create", {"prompt": f"r{n}", "after_seconds": 3600}) for n in range(reminders)
     ]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tickler.adapters._loopback import is_loopback
+from tickler.adapters._operate import Operator
 from tickler.adapters.cli import cli
 from tickler.adapters.cli._errors import run
 from tickler.adapters.cli._ui import store_title
@@ -151,5 +152,5 @@ def test_the_action_buttons_write_events_of_the_profile_given(
     args = ["ui", "--store", str(tmp_path), "--port", "0", "--token", "t0ken", *given]
     assert run(cli, args) == 0
     operator = made["operator"]
-    assert operator is not None
+    assert isinstance(operator, Operator)
     assert operator.profile == (given[1] if given else "extended")
