@@ -94,3 +94,37 @@ def test_a_local_until_ends_the_series_where_the_enumeration_says(case: Case, pi
             state = evolve(state, change)
     assert delivered == [format_instant(u) for u in ended]
     assert state.get("schedule-1") is None  # done after its last occurrence
+
+
+@given(case=cases(), pick=st.integers(0, 10**9))
+def test_a_count_catch_up_delivers_the_nth_enumerated_occurrence(case: Case, pick: int) -> None:
+    """A calendar series of ``count`` occurrences, caught up once after
+    all of them, delivers the ``count``-th enumerated occurrence (found by
+    counting, not by walking each point) and is done."""
+    _rule(case.cron, case.zone_key, case.gap, case.overlap)
+    now = case.low
+    end = case.high + EXTRA
+    expected = enumerate_occurrences(case.cron, case.zone_key, case.gap, case.overlap, now, end)
+    if not expected:  # a rule this window never meets (the others are many)
+        return
+    count = 1 + pick % len(expected)
+    calendar = {
+        "cron": case.cron.text,
+        "time_zone": case.zone_key,
+        "dst_gap": case.gap,
+        "dst_overlap": case.overlap,
+    }
+    args = {"prompt": "p", "calendar": calendar, "count": count}
+    changes, text = handle(EMPTY_STATE, "schedule_create", args, now)
+    assert "code" not in json.loads(text), text
+    state = EMPTY_STATE
+    for change in changes:
+        state = evolve(state, change)
+    changes, result = decide(state, DeliverDue(), end)
+    outcome = result.unwrap()
+    assert isinstance(outcome, Delivery)
+    [occurrence] = outcome.occurrences
+    assert occurrence.occurrence_at == format_instant(expected[count - 1])
+    for change in changes:
+        state = evolve(state, change)
+    assert state.get("schedule-1") is None
