@@ -21,11 +21,13 @@ from hypothesis import strategies as st
 from tickler.core import (
     EMPTY_STATE,
     SCHEDULE_CHANGE,
+    DeleteSchedule,
     DeliverDue,
     Profile,
     ScheduleChange,
     SessionEvent,
     State,
+    UpdateSchedule,
     decide,
     encode_change,
     evolve,
@@ -129,8 +131,9 @@ def _create(profile: Profile, now: int) -> st.SearchStrategy[tuple[str, dict[str
         selectors.append(_calendar().map(lambda c: {"calendar": c}))
         requests = _REQUESTS
     chosen = st.one_of(selectors)
-    if profile == "extended":  # the flat selector, or the same in ``when``
-        chosen = st.one_of(chosen, chosen.map(lambda selector: {"when": selector}))
+    if profile == "extended":  # a series' end too; the flat selector, or the same in ``when``
+        chosen = st.tuples(chosen, _ends(now)).map(lambda t: {**t[0], **t[1]})
+        chosen = st.one_of(chosen, chosen.map(_in_when))
     return st.tuples(chosen, _PROMPTS, requests).map(
         lambda t: (
             "schedule_create",
@@ -139,16 +142,62 @@ def _create(profile: Profile, now: int) -> st.SearchStrategy[tuple[str, dict[str
     )
 
 
-def _update() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+def _ends(now: int) -> st.SearchStrategy[dict[str, Any]]:
+    """A series' end (refused beside a one-shot, as a model may send it):
+    none, an ``until`` a few days on, a ``count``, or both."""
+    until = st.integers(1, 10 * 86_400).map(lambda s: format_instant(now + s * 1000))
+    return st.fixed_dictionaries({}, optional={"until": until, "count": st.integers(1, 6)})
+
+
+def _in_when(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The schedule (and its end) of flat arguments moved into ``when``."""
+    schedule = {k: v for k, v in arguments.items() if k not in ("prompt", "request_id")}
+    rest = {k: v for k, v in arguments.items() if k in ("prompt", "request_id")}
+    return {**rest, "when": schedule}
+
+
+def _update(now: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """A change in place: prompt, paused, snooze, a series' new end (or
+    ``"none"``), or a new schedule (a reschedule, not with a snooze)."""
+    reschedule = st.one_of(
+        st.integers(1, 3 * 86_400).map(lambda s: {"after_seconds": s}),
+        st.integers(300, 86_400).map(lambda s: {"every_seconds": s}),
+        _calendar().map(lambda c: {"calendar": c}),
+    )
+    until = st.integers(1, 10 * 86_400).map(lambda s: format_instant(now + s * 1000))
     members = st.fixed_dictionaries(
         {},
         optional={
             "prompt": _PROMPTS,
             "paused": st.booleans(),
             "snooze_seconds": st.integers(1, 2 * 86_400),
+            "until": st.one_of(until, st.just("none")),
+            "count": st.one_of(st.integers(1, 6), st.just("none")),
         },
     ).filter(bool)
-    return st.tuples(_IDS, members).map(lambda t: ("schedule_update", {"id": t[0], **t[1]}))
+    moved = st.tuples(reschedule, _ends(now)).map(lambda t: {"when": t[0], **t[1]})
+    return st.tuples(_IDS, st.one_of(members, moved)).map(
+        lambda t: ("schedule_update", {"id": t[0], **t[1]})
+    )
+
+
+def _operator() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """An operator's action (``tickler pause ...``, the dashboard): pause,
+    resume, deliver now or cancel, naming the operator."""
+    names = st.sampled_from(["ana", "bo", "ops team"])
+    return st.tuples(_IDS, names, st.sampled_from(["pause", "resume", "now", "cancel"])).map(
+        lambda t: ("operate", {"id": t[0], "by": t[1], "action": t[2]})
+    )
+
+
+def _operated(arguments: dict[str, Any]) -> UpdateSchedule | DeleteSchedule:
+    """The command an operator's action is (as tickler's own actions make it)."""
+    schedule_id, by, action = arguments["id"], arguments["by"], arguments["action"]
+    if action == "cancel":
+        return DeleteSchedule(schedule_id, by=by)
+    if action == "now":
+        return UpdateSchedule(id=schedule_id, by=by, due_now=True)
+    return UpdateSchedule(id=schedule_id, paused=action == "pause", by=by)
 
 
 def _step(profile: Profile, now: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
@@ -160,7 +209,7 @@ def _step(profile: Profile, now: int) -> st.SearchStrategy[tuple[str, dict[str, 
         st.just(("deliver", {})),
     ]
     if profile == "extended":
-        steps.append(_update())
+        steps += [_update(now), _operator()]
     return st.one_of(steps)
 
 
@@ -171,10 +220,12 @@ def session_logs(
     max_steps: int = 30,
     starts: tuple[int, ...] = STARTS,
 ) -> ValidLog:
-    """A valid session log of up to ``max_steps`` tool calls and deliveries
-    in ``profile`` (``reference``: the v1 tools and events only), starting at
-    one of ``starts`` and moving on by up to two days a step (off whole
-    minutes too), behind a seed prefix of up to three events."""
+    """A valid session log of up to ``max_steps`` tool calls (in the
+    extended profile: series' ends, reschedules, the ``when`` form) and
+    operators' actions, and deliveries, in ``profile`` (``reference``: the
+    v1 tools and events only), starting at one of ``starts`` and moving on
+    by up to two days a step (off whole minutes too), behind a seed prefix
+    of up to three events."""
     log = EventLog()
     for type_, data in draw(
         st.lists(st.one_of(OTHER_EVENTS, GARBAGE_SCHEDULE_CHANGES), max_size=3)
@@ -188,6 +239,8 @@ def session_logs(
         tool, arguments = draw(_step(profile, now))
         if tool == "deliver":
             changes, _ = decide(state, DeliverDue(), now, profile=profile)
+        elif tool == "operate":
+            changes, _ = decide(state, _operated(arguments), now, profile=profile)
         else:
             changes, _ = handle(state, tool, arguments, now, profile=profile)
         for change in changes:

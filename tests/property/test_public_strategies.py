@@ -78,7 +78,8 @@ TRANSITIONS: Final = tuple(
 def test_session_logs_hold_every_kind_of_reminder_and_event() -> None:
     """Over the derandomized draws, the logs are not all alike: creates of
     each kind, updates, deletes, dispatches, request ids, a seed prefix,
-    and sessions that cross a daylight-saving change."""
+    sessions that cross a daylight-saving change, series' ends, reschedules
+    and operators' changes."""
     seen: set[str] = set()
 
     @settings(max_examples=60)
@@ -92,6 +93,8 @@ def test_session_logs_hold_every_kind_of_reminder_and_event() -> None:
             if operation == "create":
                 seen.add(value["schedule"]["kind"])
                 seen.update({"request id"} if "requestId" in value else set())
+            seen.update(member for member in ("until", "count", "by") if member in value)
+            seen.update({"reschedule"} if operation == "update" and "schedule" in value else set())
         owned = [e.time for e in log.events[log.seed_length :] if e.type == SCHEDULE_CHANGE]
         if owned and any(owned[0] < at < owned[-1] for at in TRANSITIONS):
             seen.add("daylight-saving change")
@@ -99,6 +102,7 @@ def test_session_logs_hold_every_kind_of_reminder_and_event() -> None:
     collect()
     wanted = {"seed", "create", "delete", "dispatch", "update", "after", "every", "at"}
     wanted |= {"calendar", "request id", "daylight-saving change"}
+    wanted |= {"until", "count", "by", "reschedule"}  # series' ends, operators, moves
     assert wanted <= seen, wanted - seen
 
 
