@@ -13,15 +13,11 @@ The distribution is ``tickler-agents`` (``pip install tickler-agents``):
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Final
 
-DISTRIBUTION: Final = "tickler-agents"
+from tickler._version import __version__
 
-try:
-    __version__ = version(DISTRIBUTION)
-except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.0.0"
+DISTRIBUTION: Final = "tickler-agents"
 
 if TYPE_CHECKING:
     from tickler.adapters import (

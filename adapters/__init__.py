@@ -11,14 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Final
 
-from tickler.adapters._delivery import (
-    DeliverCommand,
-    DeliverUrl,
-    DeliveryFailed,
-    DeliveryHost,
-    delivery_target,
-)
+from tickler.adapters._delivery import DeliverCommand, DeliverUrl, DeliveryFailed, DeliveryHost
 from tickler.adapters._delivery_callable import DeliverCallable
+from tickler.adapters._delivery_target import delivery_target
 from tickler.adapters._read_model import (
     DeliveryView,
     ReadModel,

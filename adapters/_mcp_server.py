@@ -38,7 +38,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from tickler import __version__
+from tickler._version import __version__
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._mcp_conventions import (
     TOOL_HINTS,
@@ -63,7 +63,7 @@ SERVER_NAME: Final = "tickler"
 
 HostFactory = Callable[[Session], AgentHost]
 """Makes the session's delivery target (see
-:func:`~tickler.adapters._delivery.delivery_target`)."""
+:func:`~tickler.adapters._delivery_target.delivery_target`)."""
 
 
 def require_mcp() -> None:

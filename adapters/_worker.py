@@ -88,7 +88,7 @@ def readiness_bound(poll_s: float) -> float:
 
 HostFactory = Callable[[Session], AgentHost]
 """Builds a claimed session's delivery target (see
-:func:`~tickler.adapters._delivery.delivery_target`), or its agent (the
+:func:`~tickler.adapters._delivery_target.delivery_target`), or its agent (the
 factory a live process gives ``open_session``)."""
 
 

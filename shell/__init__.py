@@ -14,6 +14,7 @@ from tickler.shell._host import (
     TimedHost,
 )
 from tickler.shell._pending import Pending, PendingDelivery, PendingTurn, pending_work
+from tickler.shell._phase import Phase
 from tickler.shell._ports import (
     FailureIndex,
     InvalidSessionId,
@@ -30,7 +31,7 @@ from tickler.shell._ports import (
 )
 from tickler.shell._reference_host import ReferenceHost, TurnInput, TurnReply
 from tickler.shell._reminders import Calendar, LocalTime, Reminder, ScheduleError
-from tickler.shell._runtime import LeaseTooShort, Phase, ScheduleRuntime
+from tickler.shell._runtime import LeaseTooShort, ScheduleRuntime
 from tickler.shell._session import (
     HostFactory,
     Session,

@@ -12,7 +12,6 @@ hand-overs retried with backoff instead of waiting for the next activity.
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -57,6 +56,7 @@ from tickler.shell._loading import (
     wake_hint,
 )
 from tickler.shell._pending import PendingDelivery
+from tickler.shell._phase import Phase
 from tickler.shell._ports import FailureIndex, LeasedLog, NewEvent, SessionLog, WakeIndex
 from tickler.shell._records import (
     DELIVERED,
@@ -98,17 +98,6 @@ deadline (:class:`~tickler.shell._host.TimedHost`) by this much."""
 
 class LeaseTooShort(Exception):
     """A hand-over was not started: the log's lease may end before it would."""
-
-
-class Phase(enum.Enum):
-    """Where a runtime is in its life; it only moves forward."""
-
-    NEW = "new"  # built; start() loads the session
-    RUNNING = "running"  # answering tools, delivering what falls due
-    FAULTED = "faulted"  # the log is corrupt: tools answer corrupt_schedule_log, no delivery
-    LOST = "lost"  # another process took the session's lease: no delivery
-    STOPPING = "stopping"  # dispose() runs
-    STOPPED = "stopped"
 
 
 class ScheduleRuntime:
