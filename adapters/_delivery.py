@@ -58,8 +58,8 @@ from urllib.parse import urlsplit
 
 from tickler._version import __version__
 from tickler.adapters._extras import missing_extra
-from tickler.core._jstext import js_string
-from tickler.shell._host import FollowUp, IdleClaim, ReleaseOnce
+from tickler.core import js_string
+from tickler.shell import FollowUp, IdleClaim, ReleaseOnce
 
 logger = logging.getLogger("tickler.delivery")
 

@@ -37,7 +37,7 @@ from typing import Final, cast
 
 from tickler.adapters._delivery import DeliveryFailed, DeliveryHost, _positive
 from tickler.adapters._tools import ToolCaller
-from tickler.shell._host import FollowUp
+from tickler.shell import FollowUp
 
 DEFAULT_CALLABLE_TIMEOUT_S: Final = 30.0
 CALLABLE_NAME: Final = re.compile(

@@ -23,10 +23,10 @@ from tickler.adapters._delivery_callable import (
     is_host_factory,
     load_callable,
 )
-from tickler.shell._host import AgentHost
+from tickler.shell import AgentHost
 
 if TYPE_CHECKING:
-    from tickler.shell._session import Session
+    from tickler.shell import Session
 
 
 TargetKind: TypeAlias = Literal["command", "url", "function"]

@@ -49,10 +49,14 @@ from tickler.adapters._mcp_conventions import (
 from tickler.adapters._tools import ToolCaller, schedule_tools, tools_profile
 from tickler.adapters.stores._files import CorruptStore
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell._clock import Clock
-from tickler.shell._host import AgentHost
-from tickler.shell._ports import SessionStore
-from tickler.shell._session import Session, corrupt_session_tools, open_session
+from tickler.shell import (
+    AgentHost,
+    Clock,
+    Session,
+    SessionStore,
+    corrupt_session_tools,
+    open_session,
+)
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

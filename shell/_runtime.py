@@ -20,7 +20,10 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result
 
 from tickler.core import (
+    CORRUPT_LOG,
+    DEFAULT_PROFILE,
     EMPTY_STATE,
+    INTERNAL_ERROR,
     SCHEDULE_CHANGE,
     CorruptScheduleLog,
     Created,
@@ -28,6 +31,8 @@ from tickler.core import (
     DeliverDue,
     Delivery,
     ListSchedules,
+    Operation,
+    Profile,
     ScheduleChange,
     ScheduleError,
     State,
@@ -42,8 +47,6 @@ from tickler.core import (
     persistence_uncertain,
     render,
 )
-from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
-from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost, FollowUp, IdleClaim, SessionClosed, TimedHost

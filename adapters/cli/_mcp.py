@@ -11,7 +11,7 @@ from tickler.adapters._mcp_server import require_mcp, serve_corrupt, serve_stdio
 from tickler.adapters.cli._options import configure_logging
 from tickler.adapters.stores._files import CorruptStore
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell._ports import StoreError, validate_session_id
+from tickler.shell import StoreError, validate_session_id
 
 logger = logging.getLogger("tickler.mcp")
 

@@ -15,7 +15,7 @@ from tickler.adapters._redact import redact
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._options import configure_logging, log_format_option, log_level_option
-from tickler.core._zones import resolve_zone
+from tickler.core import resolve_zone
 
 CANNOT_USE_DATABASE = 1
 """As for ``db migrate`` and ``worker``: the database cannot be reached."""
@@ -179,7 +179,7 @@ def ui(
         from tickler.adapters._read_model import open_read_model
     except ImportError as exc:
         raise CliError(str(exc)) from None
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     configure_logging(log_level, log_format)
     source = store if store is not None else dsn

@@ -148,7 +148,7 @@ def worker(
     from tickler.adapters._delivery_target import delivery_target, target_timeout
     from tickler.adapters._health import HealthUnavailable
     from tickler.adapters._worker import run_worker
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     health = _health_address(health_at)
     timeout = target_timeout(target, deliver_timeout)

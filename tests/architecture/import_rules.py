@@ -29,9 +29,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "tickler"
 # The folders of the package (the repository root is the package itself).
 FOLDERS = ("core", "shell", "adapters", "testing")
-# Whether the package is held to the private-import rule yet (the adapters
-# still import private modules of shell and core).
-PRIVATE_RULE = False
 # Which layers each layer may not import at all.
 FORBIDDEN_LAYERS = {"core": {"shell", "adapters", "testing"}, "shell": {"adapters", "testing"}}
 
@@ -108,9 +105,8 @@ def _private_in(name: str) -> bool:
     return any(part.startswith("_") and not part.startswith("__") for part in below)
 
 
-def layer_breaches(edges: Iterable[Import], *, private: bool = True) -> list[str]:
-    """A layer importing one above it, and (``private``) a private module
-    of another layer."""
+def layer_breaches(edges: Iterable[Import]) -> list[str]:
+    """A layer importing one above it, or a private module of another layer."""
     found = []
     for edge in edges:
         source, target = _layer(edge.source), _layer(edge.target)
@@ -119,7 +115,7 @@ def layer_breaches(edges: Iterable[Import], *, private: bool = True) -> list[str
         where = f"{edge.source}:{edge.line} imports {edge.target}"
         if source is not None and target in FORBIDDEN_LAYERS.get(source, ()):
             found.append(f"{where}: {source} may not import {target}")
-        elif private and _private_in(edge.target):
+        elif _private_in(edge.target):
             found.append(f"{where}: a private module of {target}, use tickler.{target}")
     return found
 
@@ -150,10 +146,10 @@ def cycles(edges: Iterable[Import]) -> list[list[str]]:
     return sorted(sorted(group) for group in groups)
 
 
-def problems(root: Path = ROOT, *, private: bool = PRIVATE_RULE) -> list[str]:
+def problems(root: Path = ROOT) -> list[str]:
     """Every breach of the rules, one line each; empty when the package keeps them."""
     edges = import_graph(module_files(root))
-    found = layer_breaches(edges, private=private)
+    found = layer_breaches(edges)
     found.extend("import cycle: " + " <-> ".join(group) for group in cycles(edges))
     return found
 

@@ -43,7 +43,7 @@ def test_the_package_keeps_the_rules() -> None:
 def test_the_planted_tree_is_clean_and_read_whole(tmp_path: Path) -> None:
     root = plant(tmp_path, {})
     assert "tickler.adapters.cli._commands" in module_files(root)
-    assert problems(root, private=True) == []
+    assert problems(root) == []
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_the_planted_tree_is_clean_and_read_whole(tmp_path: Path) -> None:
     ],
 )
 def test_a_planted_layer_breach_fails(tmp_path: Path, files: dict[str, str], expected: str) -> None:
-    found = problems(plant(tmp_path, files), private=True)
+    found = problems(plant(tmp_path, files))
     # An import upwards closes a cycle too (the layer above imports this one).
     breaches = [line for line in found if not line.startswith("import cycle: ")]
     assert len(breaches) == 1, found
@@ -103,7 +103,7 @@ def test_a_planted_layer_breach_fails(tmp_path: Path, files: dict[str, str], exp
     ],
 )
 def test_a_planted_cycle_fails(tmp_path: Path, files: dict[str, str], cycle: str) -> None:
-    assert problems(plant(tmp_path, files), private=True) == [f"import cycle: {cycle}"]
+    assert problems(plant(tmp_path, files)) == [f"import cycle: {cycle}"]
 
 
 def test_the_version_imported_from_the_package_root_is_a_cycle(tmp_path: Path) -> None:
@@ -116,7 +116,6 @@ def test_the_version_imported_from_the_package_root_is_a_cycle(tmp_path: Path) -
                 "if TYPE_CHECKING:\n    from tickler.shell import Runtime\n",
                 "shell/_runtime.py": "from tickler import __version__\nclass Runtime: ...\n",
             },
-        ),
-        private=True,
+        )
     )
     assert found == ["import cycle: tickler <-> tickler.shell <-> tickler.shell._runtime"]
