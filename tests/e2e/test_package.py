@@ -232,3 +232,14 @@ def test_each_package_names_its_public_api(package: str) -> None:
     for path in folder.iterdir():
         if path.is_file() and path.suffix == ".py" and path.name not in public_modules:
             assert path.name.startswith("_"), f"{path} is not public: name it _{path.name}"
+
+
+@pytest.mark.parametrize("package", ["tickler", "tickler.adapters", "tickler.adapters.stores"])
+def test_the_lazy_facades_share_one_helper(package: str) -> None:
+    """Each facade's PEP 562 hooks come from ``tickler._lazy``, not a copy."""
+    module = importlib.import_module(package)
+    hooks = (module.__dict__["__getattr__"], module.__dict__["__dir__"])
+    assert {hook.__module__ for hook in hooks} == {"tickler._lazy"}
+    assert dir(module) == sorted(module.__all__)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        hooks[0]("nothing")
