@@ -14,7 +14,14 @@
 Every import counts, wherever it stands: at the top, inside a function
 (where a cycle hides, because it no longer fails at import time) or under
 ``if TYPE_CHECKING:``. A module is a file; ``from pkg import name`` is an
-import of ``pkg.name`` when that is a module, else of ``pkg`` itself.
+import of ``pkg.name`` when that is a module, else of ``pkg`` itself. An
+import by a name computed at run time (``importlib.import_module``, as the
+lazy facades do within their own layer) is not seen.
+
+A small checker rather than import-linter: its contracts list modules by
+name, where this rule means any module whose name starts with ``_``, and
+its cycle contract (``acyclic_siblings``) is about siblings, where this
+rule means any two modules.
 """
 
 from __future__ import annotations
