@@ -65,6 +65,8 @@ mutants: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@# The layers' import rules: no cycle, no import upwards or of another layer's private module.
+	$(BIN)/python tests/architecture/import_rules.py
 	@# Module names from the folders, not the clone's directory name (any name lints).
 	$(BIN)/mypy --explicit-package-bases core shell adapters tests bench specs examples \
 	    testing _contract_child.py

@@ -12,16 +12,12 @@ The distribution is ``tickler-agents`` (``pip install tickler-agents``):
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from tickler._lazy import lazy_exports
+from tickler._version import __version__
 
 DISTRIBUTION: Final = "tickler-agents"
-
-try:
-    __version__ = version(DISTRIBUTION)
-except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.0.0"
 
 if TYPE_CHECKING:
     from tickler.adapters import (
@@ -132,17 +128,6 @@ __all__ = [
 ]
 
 
-if not TYPE_CHECKING:  # type checkers see the imports above, and no catch-all
-
-    def __getattr__(name: str) -> Any:
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module 'tickler' has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-
-
-def __dir__() -> list[str]:
-    """The public names only (not the helpers this module imports)."""
-    return sorted(__all__)
+# Type checkers see the imports above, and no catch-all.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -8,17 +8,12 @@ Names that need an extra are imported on first use."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from tickler.adapters._delivery import (
-    DeliverCommand,
-    DeliverUrl,
-    DeliveryFailed,
-    DeliveryHost,
-    delivery_target,
-)
+from tickler._lazy import lazy_exports
+from tickler.adapters._delivery import DeliverCommand, DeliverUrl, DeliveryFailed, DeliveryHost
 from tickler.adapters._delivery_callable import DeliverCallable
+from tickler.adapters._delivery_target import delivery_target
 from tickler.adapters._read_model import (
     DeliveryView,
     ReadModel,
@@ -64,15 +59,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        home = _LAZY.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

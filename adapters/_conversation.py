@@ -25,8 +25,7 @@ from typing import Any, Final, Generic, TypeVar
 import msgspec
 
 from tickler.core import SessionEvent
-from tickler.shell._clock import Clock, SystemClock
-from tickler.shell._ports import NewEvent, SessionLog
+from tickler.shell import Clock, NewEvent, SessionLog, SystemClock
 
 __all__ = ["DEFAULT_WINDOW", "LogList", "Window", "check_window", "json_bytes", "json_value"]
 

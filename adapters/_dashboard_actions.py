@@ -30,7 +30,7 @@ from tickler.adapters._operate import ACTIONS, Action, Operator, OperatorError
 from tickler.adapters._read_model import ReadModel
 from tickler.adapters._session_history import history, read_session
 from tickler.core import CorruptScheduleLog
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 try:
     import jinja2

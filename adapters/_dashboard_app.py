@@ -29,8 +29,7 @@ from tickler.adapters._loopback import is_loopback_host_header
 from tickler.adapters._operate import Operator
 from tickler.adapters._read_model import ReadModel
 from tickler.adapters._times import local_zone
-from tickler.shell._clock import SystemClock
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError, SystemClock
 
 try:
     import jinja2

@@ -19,8 +19,7 @@ from zoneinfo import ZoneInfo
 
 from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
 from tickler.adapters._times import UTC_ZONE, reads_as_utc, zone_named, zone_text
-from tickler.core import ReminderState
-from tickler.core._instant import format_instant, in_range
+from tickler.core import ReminderState, format_instant, in_range
 
 HOUR_MS: Final = 3_600_000
 DAY_MS: Final = 24 * HOUR_MS

@@ -39,10 +39,19 @@ from typing import Any, Final
 from returns.pipeline import is_successful
 from returns.result import Failure
 
-from tickler.core import DEFAULT_PROFILE, Profile, parse_tool_call, render
-from tickler.core._catalog import JsonSchema
-from tickler.core._commands import CREATE, DELETE, LIST, UPDATE
-from tickler.core._errors import ERROR_CODES, error
+from tickler.core import (
+    CREATE,
+    DEFAULT_PROFILE,
+    DELETE,
+    ERROR_CODES,
+    LIST,
+    UPDATE,
+    JsonSchema,
+    Profile,
+    error,
+    parse_tool_call,
+    render,
+)
 
 __all__ = [
     "LIST_KEY",

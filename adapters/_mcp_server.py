@@ -38,7 +38,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from tickler import __version__
+from tickler._version import __version__
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._mcp_conventions import (
     TOOL_HINTS,
@@ -49,10 +49,14 @@ from tickler.adapters._mcp_conventions import (
 from tickler.adapters._tools import ToolCaller, schedule_tools, tools_profile
 from tickler.adapters.stores._files import CorruptStore
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell._clock import Clock
-from tickler.shell._host import AgentHost
-from tickler.shell._ports import SessionStore
-from tickler.shell._session import Session, corrupt_session_tools, open_session
+from tickler.shell import (
+    AgentHost,
+    Clock,
+    Session,
+    SessionStore,
+    corrupt_session_tools,
+    open_session,
+)
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -63,7 +67,7 @@ SERVER_NAME: Final = "tickler"
 
 HostFactory = Callable[[Session], AgentHost]
 """Makes the session's delivery target (see
-:func:`~tickler.adapters._delivery.delivery_target`)."""
+:func:`~tickler.adapters._delivery_target.delivery_target`)."""
 
 
 def require_mcp() -> None:

@@ -50,7 +50,7 @@ import anyio.to_thread
 from pydantic import ValidationError
 
 from tickler.adapters._mcp_conventions import message_json
-from tickler.core import _deepjson as deepjson
+from tickler.core import deep_json_loads, deep_json_value
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -163,7 +163,7 @@ def js_json(text: str) -> object:
     try:
         return json.loads(text, parse_int=_js_int, parse_constant=_not_json)
     except RecursionError:
-        return deepjson.loads(text)
+        return deep_json_loads(text)
 
 
 def _js_int(digits: str) -> object:
@@ -215,7 +215,7 @@ def _head_addressee(text: str) -> RequestId | _NoAnswer | None:
             break
         keys.append(name)
         try:
-            members[name], end = deepjson.parse_value(text, key.end())
+            members[name], end = deep_json_value(text, key.end())
         except ValueError:
             break
         match = _COMMA.match(text, end)

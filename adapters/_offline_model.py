@@ -35,10 +35,8 @@ import msgspec
 
 from tickler.adapters._calendar_phrases import calendar_request
 from tickler.adapters._times import UTC_ZONE, when_text
-from tickler.core import parse_instant
-from tickler.core._zones import resolve_zone
-from tickler.shell._ports import SessionLog
-from tickler.shell._reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord
+from tickler.core import parse_instant, resolve_zone
+from tickler.shell import TURN, TURN_INPUT, SessionLog, TurnInput, TurnRecord
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 Now = Callable[[], int]

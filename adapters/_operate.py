@@ -26,17 +26,17 @@ from typing import Final, Literal
 from returns.pipeline import is_successful
 
 from tickler.core import (
+    DEFAULT_PROFILE,
     CorruptScheduleLog,
     DeleteSchedule,
     NotFound,
+    Profile,
     ToolCommand,
+    Updated,
     UpdateSchedule,
     encode_change,
 )
-from tickler.core._outcomes import Updated
-from tickler.core._profile import DEFAULT_PROFILE, Profile
-from tickler.shell._operate import Operated, operate
-from tickler.shell._ports import SessionLocked, SessionLog, SessionStore, StoreError
+from tickler.shell import Operated, SessionLocked, SessionLog, SessionStore, StoreError, operate
 
 Action = Literal["pause", "resume", "snooze", "cancel", "deliver-now"]
 ACTIONS: Final[tuple[Action, ...]] = ("pause", "resume", "snooze", "cancel", "deliver-now")
@@ -218,7 +218,7 @@ def _done(
 async def _exists(store: SessionStore, session_id: str) -> bool:
     """Whether the session exists (opening would make it)."""
     from tickler.adapters.stores import JsonlStore
-    from tickler.shell._ports import validate_session_id
+    from tickler.shell import validate_session_id
 
     try:
         validate_session_id(session_id)

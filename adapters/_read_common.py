@@ -20,9 +20,8 @@ from tickler.adapters._read_views import (
     Summary,
     summarize,
 )
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._session import event
-from tickler.shell._ports import Snapshot
+from tickler.core import SessionEvent, SessionHeader, event
+from tickler.shell import Snapshot
 
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 Row = tuple[Any, ...]

@@ -39,7 +39,7 @@ from tickler.adapters._read_views import (
 from tickler.adapters._read_walk import Plan, Query, plan_of, walk
 from tickler.adapters.stores._files import open_regular
 from tickler.core import parse_session_jsonl
-from tickler.shell._ports import is_valid_session_id
+from tickler.shell import is_valid_session_id
 
 T = TypeVar("T")
 PAUSED: Final = b'"paused":true'

@@ -14,7 +14,7 @@ from pathlib import Path
 from tickler.adapters.stores._files import require_sqlite_files
 from tickler.adapters.stores._wake_file import FILE_NAME
 from tickler.adapters.stores._wakes import WakeRow
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 Rows = dict[str, WakeRow]
 

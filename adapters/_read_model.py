@@ -21,7 +21,7 @@ from typing import Final
 from tickler.adapters._read_query import SORTS, ReadModel
 from tickler.adapters._read_views import DeliveryView, ReminderView
 from tickler.adapters.stores._files import open_regular
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 __all__ = [
     "SORTS",

@@ -53,8 +53,7 @@ from tickler.adapters.stores._postgres_schema import (
     unreachable,
     with_connect_timeout,
 )
-from tickler.shell._ports import StoreError
-from tickler.shell._records import FOLLOWUP
+from tickler.shell import FOLLOWUP, StoreError
 
 try:
     import psycopg

@@ -28,8 +28,7 @@ from tickler.adapters._read_files import PAUSED, Round, _InMemory, read_each
 from tickler.adapters._read_index import connect_read_only, rows_of
 from tickler.adapters._read_views import HISTORY_TYPES, Summary
 from tickler.adapters._read_walk import Plan, plan_of
-from tickler.shell._ports import StoreError
-from tickler.shell._records import FOLLOWUP
+from tickler.shell import FOLLOWUP, StoreError
 
 CHUNK: Final = 500
 """Sessions per statement when they are named (``IN (...)``)."""

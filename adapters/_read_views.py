@@ -17,27 +17,34 @@ import msgspec
 
 from tickler.core import (
     SCHEDULE_CHANGE,
+    CalendarSchedule,
+    CreateChange,
+    CreateChangeV2,
     ReminderState,
+    ScheduleRecord,
     SessionEvent,
     SessionHeader,
     decode_change,
     parse_instant,
     standing_rule,
 )
-from tickler.core._model import CalendarSchedule, CreateChange, CreateChangeV2, ScheduleRecord
-from tickler.shell._host import FollowUp
-from tickler.shell._loading import Loaded, load_session
-from tickler.shell._ports import NewEvent, Snapshot, StoreError
-from tickler.shell._records import (
+from tickler.shell import (
     DELIVERED,
     FOLLOWUP,
     FOLLOWUP_FAILED,
+    TURN_INPUT,
     FailureCount,
+    FollowUp,
+    Loaded,
+    NewEvent,
+    Snapshot,
+    StoreError,
+    TurnInput,
     decode_delivered,
     decode_followup,
     decode_followup_failed,
+    load_session,
 )
-from tickler.shell._reference_host import TURN_INPUT, TurnInput
 
 HISTORY_TYPES: Final = (FOLLOWUP, DELIVERED, FOLLOWUP_FAILED, TURN_INPUT)
 """The records a session's delivery history is read from."""

@@ -11,9 +11,15 @@ from pathlib import Path
 
 from tickler.adapters._read_model import is_dsn
 from tickler.adapters.stores._files import open_regular
-from tickler.core import SCHEDULE_CHANGE, ParsedSession, decode_change, parse_session_jsonl
-from tickler.core._model import CreateChange, CreateChangeV2
-from tickler.shell._ports import validate_session_id
+from tickler.core import (
+    SCHEDULE_CHANGE,
+    CreateChange,
+    CreateChangeV2,
+    ParsedSession,
+    decode_change,
+    parse_session_jsonl,
+)
+from tickler.shell import validate_session_id
 
 MAX_STEPS = 500
 """The latest steps a session view shows."""

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Final
 from zoneinfo import ZoneInfo
 
-from tickler.core._instant import format_instant
-from tickler.core._zones import resolve_zone, zone_by_key
+from tickler.core import format_instant, resolve_zone, zone_by_key
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _LOCALTIME: Final = Path("/etc/localtime")

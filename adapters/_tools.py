@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tickler.core import DEFAULT_PROFILE, PROFILES, Profile, tool_catalog
-from tickler.core._catalog import JsonSchema
+from tickler.core import DEFAULT_PROFILE, PROFILES, JsonSchema, Profile, tool_catalog
 
 __all__ = [
     "ScheduleTool",

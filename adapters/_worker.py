@@ -59,14 +59,21 @@ from tickler.adapters._health import HealthServer, Readiness, readiness_of
 from tickler.adapters._pacing import Pace
 from tickler.adapters.stores._wake_claims import SET_ASIDE
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell import _telemetry
-from tickler.shell._clock import Clock, SystemClock
-from tickler.shell._host import AgentHost
-from tickler.shell._ports import FailureIndex, SessionLog, StoreError, WakeIndex
-from tickler.shell._records import DELIVERED
-from tickler.shell._runtime import LEASE_MARGIN_S
-from tickler.shell._session import Session, open_log_session
-from tickler.shell._timers import TimerHeap
+from tickler.shell import (
+    DELIVERED,
+    LEASE_MARGIN_S,
+    AgentHost,
+    Clock,
+    FailureIndex,
+    Session,
+    SessionLog,
+    StoreError,
+    SystemClock,
+    TimerHeap,
+    WakeIndex,
+    bind_session,
+    open_log_session,
+)
 
 logger = logging.getLogger("tickler.worker")
 _WHO: Final = f"{socket.gethostname()}:{os.getpid()}"
@@ -88,7 +95,7 @@ def readiness_bound(poll_s: float) -> float:
 
 HostFactory = Callable[[Session], AgentHost]
 """Builds a claimed session's delivery target (see
-:func:`~tickler.adapters._delivery.delivery_target`), or its agent (the
+:func:`~tickler.adapters._delivery_target.delivery_target`), or its agent (the
 factory a live process gives ``open_session``)."""
 
 
@@ -328,7 +335,7 @@ class Worker:
         as in a live process on PostgreSQL, so a worker that stalled past
         its lease never delivers beside the one that took the session
         over); leaving the block commits the wake index and ends the lease."""
-        _telemetry.bind_session(log.header.id)  # this task's log lines name it
+        bind_session(log.header.id)  # this task's log lines name it
         self.stats.sessions += 1
         if not self.stats.sessions % PROGRESS_EVERY:  # a backlog (a rebuilt index) shows progress
             logger.info("worker: %d session(s) run so far", self.stats.sessions)

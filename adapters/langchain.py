@@ -39,10 +39,15 @@ from tickler.adapters._conversation import DEFAULT_WINDOW, LogList, Window, chec
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
 from tickler.core import Profile
-from tickler.shell._clock import Clock
-from tickler.shell._ports import SessionLog
-from tickler.shell._reference_host import TURN_TIMEOUT_S, ReferenceHost, TurnInput, TurnReply
-from tickler.shell._session import Session
+from tickler.shell import (
+    TURN_TIMEOUT_S,
+    Clock,
+    ReferenceHost,
+    Session,
+    SessionLog,
+    TurnInput,
+    TurnReply,
+)
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory

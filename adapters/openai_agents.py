@@ -42,12 +42,16 @@ from tickler.adapters._tools import (
     decode_arguments,
     schedule_tools,
 )
-from tickler.core import Profile
-from tickler.core._catalog import JsonSchema
-from tickler.shell._clock import Clock
-from tickler.shell._ports import SessionLog
-from tickler.shell._reference_host import TURN_TIMEOUT_S, ReferenceHost, TurnInput, TurnReply
-from tickler.shell._session import Session
+from tickler.core import JsonSchema, Profile
+from tickler.shell import (
+    TURN_TIMEOUT_S,
+    Clock,
+    ReferenceHost,
+    Session,
+    SessionLog,
+    TurnInput,
+    TurnReply,
+)
 
 try:
     from agents import Agent, FunctionTool, RunConfig, Runner, RunResult, TResponseInputItem

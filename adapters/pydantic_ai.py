@@ -37,16 +37,16 @@ from tickler.adapters._conversation import DEFAULT_WINDOW, Window, check_window
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
 from tickler.core import Profile, SessionEvent
-from tickler.shell._clock import Clock
-from tickler.shell._ports import SessionLog
-from tickler.shell._reference_host import (
+from tickler.shell import (
     TURN_TIMEOUT_S,
+    Clock,
     Model,
     ReferenceHost,
+    Session,
+    SessionLog,
     TurnInput,
     TurnReply,
 )
-from tickler.shell._session import Session
 
 try:
     from pydantic_ai import Agent, Tool

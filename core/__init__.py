@@ -17,10 +17,15 @@ from tickler.core._calendar import (
     next_occurrences,
     parse_calendar,
 )
-from tickler.core._catalog import tool_catalog
+from tickler.core._catalog import JsonSchema, tool_catalog
 from tickler.core._check import check_log
+from tickler.core._chunkrows import PACKED_TYPES
 from tickler.core._codec import change_json, decode_change, decode_change_value, encode_change
 from tickler.core._commands import (
+    CREATE,
+    DELETE,
+    LIST,
+    UPDATE,
     Command,
     CreateAfter,
     CreateAt,
@@ -35,17 +40,33 @@ from tickler.core._commands import (
     parse_tool_call,
 )
 from tickler.core._decide import decide, next_target, reminder_standing
+
+# The JSON reader for any nesting depth (the MCP transport reads messages with it).
+from tickler.core._deepjson import loads as deep_json_loads
+from tickler.core._deepjson import parse_value as deep_json_value
 from tickler.core._errors import (
+    CORRUPT_LOG,
     ERROR_CODES,
+    INTERNAL_ERROR,
     CorruptScheduleLog,
     ErrorCode,
+    Msg,
     Operation,
     ScheduleError,
+    error,
     persistence_uncertain,
 )
 from tickler.core._fixedrate import EveryOccurrence, resolve_every_occurrence
 from tickler.core._framing import every_batch_framing, one_shot_framing
-from tickler.core._instant import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
+from tickler.core._instant import (
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    format_instant,
+    in_range,
+    parse_instant,
+)
+from tickler.core._jsnum import MAX_SAFE_INTEGER
+from tickler.core._jstext import js_string
 from tickler.core._model import (
     MIN_EVERY_INTERVAL_SECONDS,
     SCHEDULE_CHANGE_VERSION,
@@ -88,27 +109,43 @@ from tickler.core._rules import (
     standing_rule,
 )
 from tickler.core._session import (
+    BLANK_LINE,
     ParsedSession,
     SessionEvent,
     SessionFileError,
     SessionHeader,
+    decode_event_line,
+    decode_header_line,
+    decode_record_line,
+    event,
+    is_json,
     parse_session_jsonl,
 )
+from tickler.core._snapshot import SnapshotError, decode_state, encode_state
 from tickler.core._state import EMPTY_STATE, SCHEDULE_CHANGE, State, evolve, fold, fold_changes
 from tickler.core._tools import handle
-from tickler.core._zones import TZDATA_VERSION
+from tickler.core._zones import TZDATA_VERSION, resolve_zone, zone_by_key
 
 __all__ = [
+    "BLANK_LINE",
+    "CORRUPT_LOG",
+    "CREATE",
     "DEFAULT_PROFILE",
+    "DELETE",
     "EMPTY_STATE",
     "ERROR_CODES",
+    "INTERNAL_ERROR",
+    "LIST",
     "MAX_INSTANT_MS",
+    "MAX_SAFE_INTEGER",
     "MIN_EVERY_INTERVAL_SECONDS",
     "MIN_INSTANT_MS",
+    "PACKED_TYPES",
     "PROFILES",
     "SCHEDULE_CHANGE",
     "SCHEDULE_CHANGE_VERSION",
     "TZDATA_VERSION",
+    "UPDATE",
     "AfterSchedule",
     "AtSchedule",
     "Breach",
@@ -136,8 +173,10 @@ __all__ = [
     "ErrorCode",
     "EveryOccurrence",
     "EverySchedule",
+    "JsonSchema",
     "ListSchedules",
     "Listed",
+    "Msg",
     "NotFound",
     "Occurrence",
     "Operation",
@@ -153,6 +192,7 @@ __all__ = [
     "SessionEvent",
     "SessionFileError",
     "SessionHeader",
+    "SnapshotError",
     "Standing",
     "State",
     "ToolCommand",
@@ -168,14 +208,26 @@ __all__ = [
     "decide",
     "decode_change",
     "decode_change_value",
+    "decode_event_line",
+    "decode_header_line",
+    "decode_record_line",
+    "decode_state",
+    "deep_json_loads",
+    "deep_json_value",
     "encode_change",
+    "encode_state",
+    "error",
+    "event",
     "every_batch_framing",
     "evolve",
     "fold",
     "fold_changes",
     "format_instant",
     "handle",
+    "in_range",
     "is_due",
+    "is_json",
+    "js_string",
     "latest_occurrence_at_or_before",
     "local_time_text",
     "next_occurrence",
@@ -191,10 +243,12 @@ __all__ = [
     "reminder_standing",
     "render",
     "resolve_every_occurrence",
+    "resolve_zone",
     "series_points",
     "series_step",
     "standing_rule",
     "tool_catalog",
+    "zone_by_key",
 ]
 
 

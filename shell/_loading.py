@@ -16,13 +16,15 @@ from tickler.core import (
     SCHEDULE_CHANGE,
     CorruptScheduleLog,
     SessionEvent,
+    SnapshotError,
     State,
     decode_change,
+    decode_state,
+    encode_state,
     evolve,
     fold,
     next_target,
 )
-from tickler.core._snapshot import SnapshotError, decode_state, encode_state
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import SessionLog, Snapshot
 from tickler.shell._records import (

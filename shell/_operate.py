@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from returns.result import Result
 
 from tickler.core import (
+    DEFAULT_PROFILE,
     SCHEDULE_CHANGE,
+    Outcome,
+    Profile,
     ScheduleChange,
     ScheduleError,
     State,
@@ -22,8 +25,6 @@ from tickler.core import (
     encode_change,
     fold_changes,
 )
-from tickler.core._outcomes import Outcome
-from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell._loading import load_session, next_wake
 from tickler.shell._ports import NewEvent, SessionLog, WakeIndex
 

@@ -18,8 +18,7 @@ from typing import Final, NamedTuple, TypeVar, cast
 
 import msgspec
 
-from tickler.core import Delivery, Occurrence
-from tickler.core._jstext import js_string
+from tickler.core import Delivery, Occurrence, js_string
 from tickler.shell._host import FollowUp
 
 FOLLOWUP: Final = "tickler/followup"

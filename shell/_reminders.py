@@ -15,14 +15,16 @@ from tickler.core import (
     AfterSchedule,
     CalendarRule,
     CalendarSchedule,
+    ErrorCode,
     EverySchedule,
+    Msg,
+    Operation,
     ScheduleView,
     parse_calendar,
     parse_instant,
     series_points,
 )
 from tickler.core import ScheduleError as ErrorValue
-from tickler.core._errors import ErrorCode, Msg, Operation
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

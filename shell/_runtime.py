@@ -12,7 +12,6 @@ hand-overs retried with backoff instead of waiting for the next activity.
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -21,7 +20,10 @@ from returns.pipeline import is_successful
 from returns.result import Failure, Result
 
 from tickler.core import (
+    CORRUPT_LOG,
+    DEFAULT_PROFILE,
     EMPTY_STATE,
+    INTERNAL_ERROR,
     SCHEDULE_CHANGE,
     CorruptScheduleLog,
     Created,
@@ -29,6 +31,8 @@ from tickler.core import (
     DeliverDue,
     Delivery,
     ListSchedules,
+    Operation,
+    Profile,
     ScheduleChange,
     ScheduleError,
     State,
@@ -43,8 +47,6 @@ from tickler.core import (
     persistence_uncertain,
     render,
 )
-from tickler.core._errors import CORRUPT_LOG, INTERNAL_ERROR, Operation
-from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell import _telemetry
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import AgentHost, FollowUp, IdleClaim, SessionClosed, TimedHost
@@ -57,6 +59,7 @@ from tickler.shell._loading import (
     wake_hint,
 )
 from tickler.shell._pending import PendingDelivery
+from tickler.shell._phase import Phase
 from tickler.shell._ports import FailureIndex, LeasedLog, NewEvent, SessionLog, WakeIndex
 from tickler.shell._records import (
     DELIVERED,
@@ -98,17 +101,6 @@ deadline (:class:`~tickler.shell._host.TimedHost`) by this much."""
 
 class LeaseTooShort(Exception):
     """A hand-over was not started: the log's lease may end before it would."""
-
-
-class Phase(enum.Enum):
-    """Where a runtime is in its life; it only moves forward."""
-
-    NEW = "new"  # built; start() loads the session
-    RUNNING = "running"  # answering tools, delivering what falls due
-    FAULTED = "faulted"  # the log is corrupt: tools answer corrupt_schedule_log, no delivery
-    LOST = "lost"  # another process took the session's lease: no delivery
-    STOPPING = "stopping"  # dispose() runs
-    STOPPED = "stopped"
 
 
 class ScheduleRuntime:

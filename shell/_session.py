@@ -35,22 +35,24 @@ from returns.result import Failure
 from typing_extensions import TypeVar
 
 from tickler.core import (
+    CORRUPT_LOG,
+    DEFAULT_PROFILE,
     CorruptScheduleLog,
     Created,
     Deleted,
     Listed,
     NotFound,
+    Profile,
     State,
     ToolCommand,
     Updated,
     render,
     tool_catalog,
 )
-from tickler.core._errors import CORRUPT_LOG
-from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.shell._clock import Clock, SystemClock
 from tickler.shell._host import DRAIN_TIMEOUT_S, AgentHost, DrainingHost
 from tickler.shell._pending import PendingDelivery
+from tickler.shell._phase import Phase
 from tickler.shell._ports import SessionLog, SessionStore
 from tickler.shell._reminders import (
     Calendar,
@@ -64,7 +66,6 @@ from tickler.shell._reminders import (
 )
 from tickler.shell._runtime import (
     DISPOSE_GRACE_S,
-    Phase,
     ScheduleRuntime,
     ToolResult,
     tool_result,

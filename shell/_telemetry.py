@@ -32,25 +32,31 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from returns.pipeline import is_successful
 
+from tickler._version import __version__
 from tickler.core import (
     Created,
     Deleted,
     NotFound,
     ScheduleError,
     State,
+    ToolOutcome,
     Updated,
     parse_instant,
     tool_catalog,
 )
+from tickler.shell._phase import Phase
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.metrics import CallbackOptions, Counter, MeterProvider, Observation
     from opentelemetry.trace import Span, TracerProvider
+    from returns.result import Result
 
     from tickler.shell._clock import Clock
     from tickler.shell._host import FollowUp
-    from tickler.shell._runtime import ToolResult
+
+    # ScheduleRuntime's ToolResult, spelled out: the runtime imports this module.
+    ToolResult = Result[ToolOutcome, ScheduleError]
 
 SCOPE_NAME: Final = "tickler"
 """The instrumentation scope of the meter and the tracer."""
@@ -134,8 +140,6 @@ class _Otel:
         from opentelemetry.metrics import Observation
         from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, StatusCode
 
-        from tickler import __version__
-
         self._trace = trace
         self._observation = Observation
         self.error_status = StatusCode.ERROR
@@ -209,8 +213,6 @@ class _Otel:
         return span, context.attach(self._trace.set_span_in_context(span))
 
     def _running(self) -> list[Observed]:
-        from tickler.shell._runtime import Phase
-
         return [runtime for runtime in list(self.runtimes) if runtime.phase is Phase.RUNNING]
 
     def _observe_pending(self, options: CallbackOptions) -> Iterable[Observation]:

@@ -14,8 +14,7 @@ from tickler.adapters.cli._errors import CliError, echo_error
 from tickler.adapters.cli._inspect_run import inspect_found, inspect_paths, why_found, why_paths
 from tickler.adapters.cli._options import log_format_option, log_level_option, profile_option
 from tickler.adapters.cli._output import print_json
-from tickler.core import Profile
-from tickler.core._zones import resolve_zone
+from tickler.core import Profile, resolve_zone
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -203,7 +202,7 @@ def reminders(
     PostgreSQL cannot be reached; 2 for usage errors.
     """
     from tickler.adapters.cli._reminders import Query, parse_duration_ms, read_reminders, report
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     zone = local_zone() if tz_name is None else resolve_zone(tz_name)
     if zone is None:

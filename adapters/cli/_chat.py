@@ -21,8 +21,7 @@ from tickler.adapters._offline_model import OfflineModel
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._session import live_session, open_store
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell._reference_host import Model, TurnInput
-from tickler.shell._session import SessionTools
+from tickler.shell import Model, SessionTools, TurnInput
 
 EXIT_WORDS = {"exit", "quit", ":q"}
 

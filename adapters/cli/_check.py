@@ -32,9 +32,9 @@ from tickler.core import (
     ParsedSession,
     SessionFileError,
     State,
+    is_json,
     parse_session_jsonl,
 )
-from tickler.core._session import is_json
 from tickler.shell import check_session
 
 VALID, CORRUPT, UNREADABLE = 0, 1, 2
@@ -338,7 +338,7 @@ def examine_database(
     ``session_id``), read-only. Raises DatabaseUnreachable; a store that
     cannot be read otherwise is one unreadable verdict."""
     from tickler.adapters.cli._db_sessions import describe, read_sessions, unreachable_type
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     label = describe(source, schema)
     found: list[Examined] = []

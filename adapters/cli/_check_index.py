@@ -20,7 +20,7 @@ from pathlib import Path
 from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._wake_file import FILE_NAME
 from tickler.core import ParsedSession, check_log, format_instant, next_target
-from tickler.shell._pending import pending_work
+from tickler.shell import pending_work
 
 REMEDY = "a worker that starts looks at it again (tickler worker --store)"
 

@@ -17,9 +17,8 @@ import msgspec
 
 from tickler.adapters._read_model import is_dsn, is_sqlite_file
 from tickler.adapters.stores._files import require_sqlite_files
-from tickler.core import ParsedSession, SessionEvent, SessionHeader
-from tickler.core._session import event
-from tickler.shell._ports import StoreError
+from tickler.core import ParsedSession, SessionEvent, SessionHeader, event
+from tickler.shell import StoreError
 
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 Row = tuple[Any, ...]

@@ -40,10 +40,8 @@ from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect import inspect_session
 from tickler.adapters.cli._output import console, print_json, print_report
 from tickler.adapters.cli._session import live_session, open_store
-from tickler.core import parse_session_jsonl
-from tickler.core._session import ParsedSession
-from tickler.shell._reference_host import TURN, TURN_INPUT, Model, ReferenceHost, TurnInput
-from tickler.shell._session import Session, SessionTools
+from tickler.core import ParsedSession, parse_session_jsonl
+from tickler.shell import TURN, TURN_INPUT, Model, ReferenceHost, Session, SessionTools, TurnInput
 
 SESSION = "demo"
 ZONE = "Europe/Berlin"

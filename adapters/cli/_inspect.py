@@ -20,9 +20,20 @@ from tickler.core import (
     parse_instant,
     reminder_standing,
 )
-from tickler.shell._pending import Pending, PendingDelivery, PendingTurn, pending_work
-from tickler.shell._records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
-from tickler.shell._reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord
+from tickler.shell import (
+    DELIVERED,
+    FOLLOWUP,
+    TURN,
+    TURN_INPUT,
+    Pending,
+    PendingDelivery,
+    PendingTurn,
+    TurnInput,
+    TurnRecord,
+    decode_delivered,
+    decode_followup,
+    pending_work,
+)
 
 
 @dataclass

@@ -14,9 +14,9 @@ import logging
 from datetime import UTC, datetime
 from typing import Final
 
-from tickler.shell import _telemetry
+from tickler.shell import OCCURRENCE_KEY, SESSION_ID, log_fields
 
-_ATTRIBUTES: Final = (_telemetry.SESSION_ID, _telemetry.OCCURRENCE_KEY)
+_ATTRIBUTES: Final = (SESSION_ID, OCCURRENCE_KEY)
 
 
 class JsonFormatter(logging.Formatter):
@@ -31,7 +31,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        line.update(_telemetry.log_fields())
+        line.update(log_fields())
         for key in _ATTRIBUTES:  # given with the record (extra=...) wins
             value = record.__dict__.get(key)
             if value is not None:

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-from collections.abc import Sequence
 
-from tickler.adapters._delivery import TargetFactory, delivery_target
+from tickler.adapters._delivery_target import TargetFactory, delivery_target
 from tickler.adapters._mcp_server import require_mcp, serve_corrupt, serve_stdio
 from tickler.adapters.cli._options import configure_logging
 from tickler.adapters.stores._files import CorruptStore
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell._ports import StoreError, validate_session_id
+from tickler.shell import StoreError, validate_session_id
 
 logger = logging.getLogger("tickler.mcp")
 
@@ -94,13 +92,3 @@ def serve_command(
         logger.error("%s", exc)
         return 1
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tickler mcp ARGS``: exactly ``tickler mcp
-    ARGS`` (the same options, errors and exit statuses: 2 for usage errors,
-    one line on stderr)."""
-    from tickler.adapters.cli._app import cli
-    from tickler.adapters.cli._errors import run
-
-    return run(cli, ["mcp", *(sys.argv[1:] if argv is None else argv)])

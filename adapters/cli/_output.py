@@ -16,7 +16,7 @@ from rich.text import Text
 from tickler.adapters.cli._inspect import Report
 from tickler.adapters.cli._visible import json_text, visible
 from tickler.core import format_instant
-from tickler.shell._pending import Pending, PendingTurn
+from tickler.shell import Pending, PendingTurn
 
 
 def print_json(value: object) -> None:

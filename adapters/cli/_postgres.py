@@ -39,7 +39,7 @@ def migrate(dsn: str, schema: str) -> int:
     require_psycopg()
     from tickler.adapters.stores._postgres_schema import DatabaseUnreachable
     from tickler.adapters.stores._postgres_schema import migrate as run_migration
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     try:
         before, after = run_migration(dsn, schema)

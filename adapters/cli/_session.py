@@ -6,10 +6,16 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from tickler.core import DEFAULT_PROFILE, Profile
-from tickler.shell._clock import Clock
-from tickler.shell._ports import SessionStore
-from tickler.shell._reference_host import Model, ReferenceHost, TurnInput
-from tickler.shell._session import Session, SessionTools, open_session
+from tickler.shell import (
+    Clock,
+    Model,
+    ReferenceHost,
+    Session,
+    SessionStore,
+    SessionTools,
+    TurnInput,
+    open_session,
+)
 
 
 def open_store(directory: str) -> SessionStore:

@@ -20,8 +20,7 @@ from tickler.adapters.cli._options import (
     log_level_option,
     profile_option,
 )
-from tickler.core import Profile
-from tickler.core._zones import resolve_zone
+from tickler.core import Profile, resolve_zone
 
 CANNOT_USE_DATABASE = 1
 """As for ``db migrate`` and ``worker``: the database cannot be reached."""
@@ -187,7 +186,7 @@ def ui(
         from tickler.adapters._read_model import open_read_model
     except ImportError as exc:
         raise CliError(str(exc)) from None
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     configure_logging(log_level, log_format)
     source = store if store is not None else dsn

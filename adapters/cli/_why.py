@@ -43,15 +43,18 @@ from tickler.core import (
     reminder_standing,
     series_step,
 )
-from tickler.shell._records import (
+from tickler.shell import (
     DELIVERED,
     FOLLOWUP,
     FOLLOWUP_FAILED,
+    TURN,
+    TURN_INPUT,
+    TurnInput,
+    TurnRecord,
     decode_delivered,
     decode_followup,
     decode_followup_failed,
 )
-from tickler.shell._reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord
 
 
 class Step(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):

@@ -145,10 +145,10 @@ def worker(
     dsn = _one_source(store_path, dsn)
     import asyncio
 
-    from tickler.adapters._delivery import delivery_target, target_timeout
+    from tickler.adapters._delivery_target import delivery_target, target_timeout
     from tickler.adapters._health import HealthUnavailable
     from tickler.adapters._worker import run_worker
-    from tickler.shell._ports import StoreError
+    from tickler.shell import StoreError
 
     health = _health_address(health_at)
     timeout = target_timeout(target, deliver_timeout)

@@ -8,9 +8,9 @@ needs the ``postgres`` extra, imported on first use).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
+from tickler._lazy import lazy_exports
 from tickler.adapters.stores._files import CorruptStore, NotRegularFile, SymlinkRefused
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._memory import MemoryStore
@@ -44,15 +44,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        home = _LAZY.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, TypeAlias
 
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 Done: TypeAlias = Callable[[BaseException | None], None]
 Job: TypeAlias = Callable[[], None]

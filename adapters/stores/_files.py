@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeAlias
 
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 Fsync: TypeAlias = Callable[[int], None]
 

@@ -85,7 +85,7 @@ from tickler.adapters.stores._files import Fsync, pwrite_all, store_error, write
 from tickler.adapters.stores._lengthfile import length_path, write_length
 from tickler.adapters.stores._locks import STAGING_SUFFIX, create_locked
 from tickler.adapters.stores._wal import MAGIC, encode_record
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 LOG = logging.getLogger("tickler.store")
 DEFAULT_LIMIT: Final = 8 << 20

@@ -103,10 +103,8 @@ from tickler.adapters.stores._snapshotfile import (
 from tickler.adapters.stores._wake_claims import Claims
 from tickler.adapters.stores._wake_file import WakeFile, WakeNotes, changed_behind
 from tickler.adapters.stores._wake_log import HeldWake
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._chunkrows import PACKED_TYPES
-from tickler.core._session import decode_record_line
-from tickler.shell._ports import (
+from tickler.core import PACKED_TYPES, SessionEvent, SessionHeader, decode_record_line
+from tickler.shell import (
     NewEvent,
     SessionLocked,
     Snapshot,

@@ -30,11 +30,16 @@ from typing import Final, cast
 
 import msgspec
 
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._chunkrows import PACKED_TYPES
-from tickler.core._jsnum import MAX_SAFE_INTEGER
-from tickler.core._session import decode_event_line, event, is_json
-from tickler.shell._ports import NewEvent
+from tickler.core import (
+    MAX_SAFE_INTEGER,
+    PACKED_TYPES,
+    SessionEvent,
+    SessionHeader,
+    decode_event_line,
+    event,
+    is_json,
+)
+from tickler.shell import NewEvent
 
 _ENCODER: Final = msgspec.json.Encoder()
 _EVENT: Final = msgspec.json.Decoder(SessionEvent)

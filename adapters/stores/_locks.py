@@ -37,7 +37,7 @@ import os
 from pathlib import Path
 
 from tickler.adapters.stores._files import open_nofollow, write_all
-from tickler.shell._ports import SessionLocked
+from tickler.shell import SessionLocked
 
 _READ_WRITE = os.O_RDWR | os.O_APPEND
 STAGING_SUFFIX = ".new"  # a file being created by create_locked

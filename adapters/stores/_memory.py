@@ -12,15 +12,8 @@ from collections.abc import Iterator, Sequence
 import msgspec
 
 from tickler.adapters.stores._lines import refuse_packed
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._session import event, is_json
-from tickler.shell._ports import (
-    NewEvent,
-    SessionLocked,
-    Snapshot,
-    StoreError,
-    validate_session_id,
-)
+from tickler.core import SessionEvent, SessionHeader, event, is_json
+from tickler.shell import NewEvent, SessionLocked, Snapshot, StoreError, validate_session_id
 
 
 class MemoryLog:

@@ -78,15 +78,14 @@ from tickler.adapters.stores._postgres_schema import (
     with_connect_timeout,
 )
 from tickler.adapters.stores._wake_claims import SET_ASIDE
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._jsnum import MAX_SAFE_INTEGER
-from tickler.core._session import event, is_json
-from tickler.shell import _telemetry
-from tickler.shell._ports import (
+from tickler.core import MAX_SAFE_INTEGER, SessionEvent, SessionHeader, event, is_json
+from tickler.shell import (
+    SESSION_ID,
     NewEvent,
     SessionLocked,
     Snapshot,
     StoreError,
+    lease_takeovers,
     validate_session_id,
 )
 
@@ -958,9 +957,9 @@ def _taken_over(grants: list[tuple[str, _Granted]]) -> None:
             "session %r taken over: the lease of %s had expired",
             session_id,
             previous,
-            extra={_telemetry.SESSION_ID: session_id},
+            extra={SESSION_ID: session_id},
         )
-    _telemetry.lease_takeovers(len(taken))
+    lease_takeovers(len(taken))
 
 
 def _checked(

@@ -31,7 +31,7 @@ from typing import Final
 
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._redact import redact
-from tickler.shell._ports import StoreError
+from tickler.shell import StoreError
 
 try:
     import psycopg

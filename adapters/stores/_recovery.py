@@ -57,7 +57,7 @@ from tickler.adapters.stores._lengthfile import length_path, read_length, write_
 from tickler.adapters.stores._locks import STAGING_SUFFIX, still_named, try_lock
 from tickler.adapters.stores._scan import Scanned, line_number, scan_file
 from tickler.adapters.stores._wal import Record, scan_journal
-from tickler.shell._ports import InvalidSessionId, StoreError, validate_session_id
+from tickler.shell import InvalidSessionId, StoreError, validate_session_id
 
 LOG = logging.getLogger("tickler.store")
 

@@ -33,9 +33,15 @@ from typing import Final
 import msgspec
 
 from tickler.adapters.stores._files import CorruptStore, reader
-from tickler.core import SessionEvent, SessionHeader
-from tickler.core._chunkrows import PACKED_TYPES
-from tickler.core._session import BLANK_LINE, decode_header_line, decode_record_line, is_json
+from tickler.core import (
+    BLANK_LINE,
+    PACKED_TYPES,
+    SessionEvent,
+    SessionHeader,
+    decode_header_line,
+    decode_record_line,
+    is_json,
+)
 
 STRIDE: Final = 256
 _CHUNK: Final = 1 << 20

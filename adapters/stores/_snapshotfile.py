@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from tickler.adapters.stores._files import reader
-from tickler.shell._ports import Snapshot
+from tickler.shell import Snapshot
 
 _MAGIC_1: Final = b"tickler-snapshot-1\n"
 _HEAD_1: Final = struct.Struct("<QI")  # through, crc32(data)

@@ -48,13 +48,7 @@ from tickler.adapters.stores._locks import lock_free, lock_session, unlock_sessi
 from tickler.adapters.stores._wake_claims import Claims
 from tickler.adapters.stores._wake_log import HeldWake
 from tickler.core import SessionEvent, SessionHeader
-from tickler.shell._ports import (
-    NewEvent,
-    SessionLocked,
-    Snapshot,
-    StoreError,
-    validate_session_id,
-)
+from tickler.shell import NewEvent, SessionLocked, Snapshot, StoreError, validate_session_id
 
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 logger = logging.getLogger("tickler.store")

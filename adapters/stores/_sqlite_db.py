@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Final, NamedTuple, TypeVar
 
 from tickler.adapters.stores import _wakes as wakes
-from tickler.core import SessionEvent
-from tickler.core._session import event
-from tickler.shell._ports import Snapshot, StoreError
+from tickler.core import SessionEvent, event
+from tickler.shell import Snapshot, StoreError
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS sessions (

@@ -37,7 +37,7 @@ from tickler.adapters.stores._recovery import cut_reason, journal_order
 from tickler.adapters.stores._scan import Scanned, line_number, scan_file
 from tickler.adapters.stores._snapshotfile import decode_snapshot, read_head, through_of
 from tickler.adapters.stores._wal import scan_journal
-from tickler.shell._ports import is_valid_session_id
+from tickler.shell import is_valid_session_id
 
 JOURNAL_DIR: Final = ".journal"
 _STORE_SUFFIXES: Final = (".jsonl", ".snapshot", ".tmp", SUFFIX)

@@ -23,7 +23,7 @@ from typing import Final, Generic, Protocol, TypeVar
 
 from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._files import CorruptStore
-from tickler.shell._ports import SessionLocked, StoreError
+from tickler.shell import SessionLocked, StoreError
 
 logger = logging.getLogger("tickler.worker")
 

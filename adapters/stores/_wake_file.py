@@ -35,7 +35,7 @@ from typing import Final, Protocol, TypeVar
 from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._files import SymlinkRefused, require_sqlite_files, store_error
 from tickler.core import SessionHeader
-from tickler.shell._ports import StoreError, is_valid_session_id
+from tickler.shell import StoreError, is_valid_session_id
 
 logger = logging.getLogger("tickler.store")
 

@@ -19,7 +19,6 @@ import pytest
 
 from tickler.adapters.cli import cli
 from tickler.adapters.cli._errors import run
-from tickler.adapters.cli._mcp import main
 from tickler.core import tool_catalog
 
 ENTRY_POINTS = {
@@ -44,11 +43,9 @@ def options(help_text: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", help_text))
 
 
-def test_both_entry_points_take_the_same_options(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tickler_mcp_takes_its_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(cli, ["mcp", "--help"]) == 0
     via_cli = capsys.readouterr().out
-    assert main(["--help"]) == 0
-    via_module = capsys.readouterr().out
     expected = {
         "--store",
         "--session",
@@ -61,7 +58,6 @@ def test_both_entry_points_take_the_same_options(capsys: pytest.CaptureFixture[s
         "--help",
     }
     assert options(via_cli) == expected
-    assert options(via_module) == expected
 
 
 EXAMPLE: Final = Path(__file__).resolve().parents[2] / "examples" / "mcp_server.md"
@@ -142,11 +138,10 @@ def test_usage_errors_are_one_line_and_exit_2_before_anything_runs(
 ) -> None:
     store = str(tmp_path / "store")
     args = [store if arg == "d" else arg for arg in argv]
-    for status in (main, lambda argv: run(cli, ["mcp", *argv])):
-        assert status(args) == 2
-        captured = capsys.readouterr()
-        assert captured.out == ""
-        [line] = captured.err.splitlines()
-        assert line.startswith("tickler: error: ")
-        assert reason in line
+    assert run(cli, ["mcp", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert line.startswith("tickler: error: ")
+    assert reason in line
     assert not (tmp_path / "store").exists()

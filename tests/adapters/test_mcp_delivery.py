@@ -25,7 +25,9 @@ from tickler.adapters._delivery import (
     DeliveryFailed,
     followup_payload,
 )
-from tickler.adapters.cli._mcp import main, mcp_target
+from tickler.adapters.cli._app import cli
+from tickler.adapters.cli._errors import run
+from tickler.adapters.cli._mcp import mcp_target
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.core import Occurrence
 from tickler.shell._clock import SystemClock
@@ -271,7 +273,7 @@ def test_usage_errors_exit_2_with_one_line_before_anything_runs(
     args = [str(tmp_path / "store") if arg == "d" else arg for arg in argv]
     status: object
     try:
-        status = main(args)
+        status = run(cli, ["mcp", *args])
     except SystemExit as exited:
         status = exited.code
     assert status == 2

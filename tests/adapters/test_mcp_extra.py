@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tickler.adapters.cli import cli
+from tickler.adapters.cli._errors import run
+
 MESSAGE = "tickler's MCP server adapter needs the extra: pip install 'tickler-agents[mcp]'"
 
 
@@ -28,7 +31,7 @@ def test_the_server_names_the_extra_when_mcp_is_missing(
 
     argv = ["--store", str(tmp_path / "store"), "--session", "s", "--deliver-cmd", "true"]
     with caplog.at_level(logging.ERROR, logger="tickler.mcp"):
-        assert server.main(argv) == 1
+        assert run(cli, ["mcp", *argv]) == 1
     assert [r.getMessage() for r in caplog.records] == [MESSAGE]
 
 

@@ -16,7 +16,7 @@ import click
 import pytest
 import yaml
 
-from tickler.adapters._delivery import target_timeout
+from tickler.adapters._delivery_target import target_timeout
 from tickler.adapters._health import parse_address
 from tickler.adapters.cli._worker import worker
 

@@ -31,7 +31,10 @@ def test_the_distribution_name_is_the_free_one() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION
     assert distribution(DISTRIBUTION).read_text("top_level.txt") in (None, "tickler\n")
-    assert tickler.__version__ == version(DISTRIBUTION) == project["version"]
+    # One source: _version.py, which the packaging reads (a dynamic version).
+    assert "version" not in project
+    assert "version" in project["dynamic"]
+    assert tickler.__version__ == version(DISTRIBUTION)
 
 
 def _text_files() -> list[Path]:
@@ -229,3 +232,14 @@ def test_each_package_names_its_public_api(package: str) -> None:
     for path in folder.iterdir():
         if path.is_file() and path.suffix == ".py" and path.name not in public_modules:
             assert path.name.startswith("_"), f"{path} is not public: name it _{path.name}"
+
+
+@pytest.mark.parametrize("package", ["tickler", "tickler.adapters", "tickler.adapters.stores"])
+def test_the_lazy_facades_share_one_helper(package: str) -> None:
+    """Each facade's PEP 562 hooks come from ``tickler._lazy``, not a copy."""
+    module = importlib.import_module(package)
+    hooks = (module.__dict__["__getattr__"], module.__dict__["__dir__"])
+    assert {hook.__module__ for hook in hooks} == {"tickler._lazy"}
+    assert dir(module) == sorted(module.__all__)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        hooks[0]("nothing")

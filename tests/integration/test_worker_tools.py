@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tickler.adapters._delivery import delivery_target
 from tickler.adapters._delivery_callable import DeliverCallable
+from tickler.adapters._delivery_target import delivery_target
 from tickler.adapters._tools import ToolCaller
 from tickler.adapters._worker import Worker
 from tickler.shell._host import FollowUp
