@@ -175,8 +175,15 @@ def _update(now: int) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
             "count": st.one_of(st.integers(1, 6), st.just("none")),
         },
     ).filter(bool)
-    moved = st.tuples(reschedule, _ends(now)).map(lambda t: {"when": t[0], **t[1]})
-    return st.tuples(_IDS, st.one_of(members, moved)).map(
+    recurring = st.one_of(
+        st.integers(300, 86_400).map(lambda s: {"every_seconds": s}),
+        _calendar().map(lambda c: {"calendar": c}),
+    )
+    moved = st.one_of(  # a new schedule; a recurring one may bring its end
+        reschedule.map(lambda w: {"when": w}),
+        st.tuples(recurring, _ends(now)).map(lambda t: {"when": t[0], **t[1]}),
+    )
+    return st.tuples(_IDS, st.one_of(members, moved, moved)).map(
         lambda t: ("schedule_update", {"id": t[0], **t[1]})
     )
 

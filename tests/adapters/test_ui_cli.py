@@ -4,6 +4,7 @@ loopback, an empty token, and the ``ui`` extra missing."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -135,8 +136,10 @@ def test_the_action_buttons_write_events_of_the_profile_given(
     """A dashboard over sessions kept to the reference's v1 events acts
     as the reference profile does (a cancel is the plain v1 delete):
     ``--profile`` reaches the buttons' operator."""
-    import tickler.adapters._dashboard_app as dashboard_app
-    import tickler.adapters._dashboard_serve as dashboard_serve
+    # The modules as the command imports them (sys.modules): another test
+    # may have re-imported them, leaving the package's attribute elsewhere.
+    dashboard_app = importlib.import_module("tickler.adapters._dashboard_app")
+    dashboard_serve = importlib.import_module("tickler.adapters._dashboard_serve")
 
     made: dict[str, object] = {}
 
