@@ -22,12 +22,14 @@ from msgspec import UNSET
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
+from tickler.core._at import parse_at
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._jsnum import holds_lossy_number, is_json_number
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
     after_seconds_rule,
+    count_rule,
     every_interval_rule,
     id_breach,
     paused_rule,
@@ -325,9 +327,28 @@ def arguments_digest(command: CreateSchedule) -> str | None:
         return None
     digested: list[object] = [selector, command.prompt, value]
     if command.until is not None or command.count is not None:  # (else the digest as before)
-        digested.append({"until": command.until, "count": command.count})
+        digested.append(
+            {"until": _judged_until(command.until), "count": _judged_count(command.count)}
+        )
     text = json.dumps(digested, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _judged_until(until: object) -> object:
+    """An ``until`` string as the instant it names (epoch ms), so a retry
+    that writes the same instant otherwise (``Z`` or ``+00:00``, with or
+    without milliseconds) is the same request; a local object, or a value
+    that names no instant, as sent."""
+    if isinstance(until, str):
+        read = parse_at(until, profile="extended")
+        return read if isinstance(read, int) else until
+    return until
+
+
+def _judged_count(count: object) -> object:
+    """A ``count`` as the whole number it is (``3.0`` is ``3``), else as sent."""
+    read = count_rule(count)
+    return count if isinstance(read, Breach) else read
 
 
 def _extended_arguments(

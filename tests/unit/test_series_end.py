@@ -226,6 +226,22 @@ def test_a_retry_with_the_same_end_gets_the_first_answer_and_another_end_is_refu
     assert len(s.log) == 1
 
 
+def test_a_retry_that_writes_the_same_end_otherwise_gets_the_first_answer() -> None:
+    """The request id's digest takes the end as judged: ``count`` 2.0 is 2,
+    and an ``until`` written with an offset or milliseconds names the same
+    instant; another instant is other arguments."""
+    s = Session()
+    until = "2026-12-07T10:30:00Z"
+    args = {"prompt": "p", "every_seconds": 600, "count": 2, "until": until, "request_id": "r1"}
+    first = s.call("schedule_create", args, T0)
+    assert "code" not in first
+    for same in ({"count": 2.0}, {"until": "2026-12-07T11:30:00.000+01:00"}):
+        assert s.call("schedule_create", {**args, **same}, T0 + MINUTE) == first
+    other = s.call("schedule_create", {**args, "until": "2026-12-07T10:31:00Z"}, T0 + MINUTE)
+    assert other["code"] == "invalid_rule"
+    assert len(s.log) == 1
+
+
 def test_a_snooze_past_until_moves_the_last_occurrence_there() -> None:
     s = Session()
     args = {"prompt": "p", "every_seconds": 3600, "until": "2026-12-07T10:30:00Z"}
