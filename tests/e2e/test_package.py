@@ -171,6 +171,8 @@ HOMES = {
 PACKAGES = (
     "tickler",
     "tickler.core",
+    "tickler.core.timing",
+    "tickler.core.wire",
     "tickler.shell",
     "tickler.adapters",
     "tickler.adapters.stores",

@@ -28,8 +28,8 @@ from croniter import croniter  # type: ignore[import-untyped]
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tickler.core._calendar import CalendarRule, next_occurrences, parse_calendar
-from tickler.core._cron import CronMsg
+from tickler.core.timing._calendar import CalendarRule, next_occurrences, parse_calendar
+from tickler.core.timing._cron import CronMsg
 from tickler.testing.strategies import load_zone
 
 from .test_calendar_enumeration import MONTHS, WEEKDAYS
