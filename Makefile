@@ -69,7 +69,7 @@ lint: install
 	$(BIN)/python tests/architecture/import_rules.py
 	@# Module names from the folders, not the clone's directory name (any name lints).
 	$(BIN)/mypy --explicit-package-bases core shell adapters tests bench specs examples \
-	    testing _contract_child.py
+	    testing docs _contract_child.py
 
 # The documentation site (MkDocs, docs/ and mkdocs.yml) into site/, in strict
 # mode: a broken link or anchor, or an API name that does not resolve, fails
