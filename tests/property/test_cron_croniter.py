@@ -4,7 +4,7 @@ croniter works on naive wall times, so the comparison runs in zones with no
 offset change in 2000-2100 (``UTC``, ``Asia/Kolkata``, ``Etc/GMT-14``,
 ``America/Panama``): the engine's instants, read on the zone's wall clock,
 must be croniter's next times. Where the two differ by design the forms are
-left out (and the README says so):
+left out (and docs/calendar.md says so):
 
 * ``nW`` for n above 28: croniter moves it to the month's last day when the
   month is shorter; here such a month has no occurrence, as ``31`` has none
