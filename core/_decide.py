@@ -13,8 +13,6 @@ import msgspec
 from msgspec import UNSET
 from returns.result import Failure, Result, Success
 
-from tickler.core._at import parse_at
-from tickler.core._calendar import next_occurrence
 from tickler.core._commands import (
     NO_END,
     Command,
@@ -31,7 +29,6 @@ from tickler.core._commands import (
 )
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
-from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import (
     RECURRING,
     AfterSchedule,
@@ -84,6 +81,7 @@ from tickler.core._rules import (
     tool_prompt,
 )
 from tickler.core._state import State, evolve
+from tickler.core.timing import format_instant, next_occurrence, parse_at, parse_instant
 
 Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
 # Greater than any creation order: bounds "every key with target <= now".

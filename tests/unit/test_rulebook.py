@@ -52,7 +52,7 @@ from tickler.core._model import (
     dispatch,
 )
 from tickler.core._rules import Breach, log_reason, tool_error
-from tickler.core._session import event
+from tickler.core.wire._session import event
 
 T0 = "2026-08-05T12:00:00.000Z"
 T1 = "2026-08-05T12:05:00.000Z"
