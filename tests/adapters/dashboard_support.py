@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
-from tickler.adapters._read_query import check_query, latest_first, select
-from tickler.adapters._read_views import ReminderFacts
+from tickler.adapters.read._model import DeliveryView, ReadModel, ReminderView
+from tickler.adapters.read._query import check_query, latest_first, select
+from tickler.adapters.read._views import ReminderFacts
 
 
 def reminder(

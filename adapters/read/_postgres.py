@@ -35,7 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tickler.adapters._read_common import (
+from tickler.adapters._redact import redact
+from tickler.adapters.read._common import (
     FetchedRows,
     Row,
     deliveries_of,
@@ -44,9 +45,8 @@ from tickler.adapters._read_common import (
     reminders_of,
     snapshots_by_session,
 )
-from tickler.adapters._read_query import ReadModel, check_query, matches, select
-from tickler.adapters._read_views import HISTORY_TYPES, DeliveryView, ReminderView, Summary
-from tickler.adapters._redact import redact
+from tickler.adapters.read._query import ReadModel, check_query, matches, select
+from tickler.adapters.read._views import HISTORY_TYPES, DeliveryView, ReminderView, Summary
 from tickler.adapters.stores._postgres_schema import (
     check_version,
     schema_name,

@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tickler.adapters._read_query import matches
-from tickler.adapters._read_views import ReminderFacts, Summary
+from tickler.adapters.read._query import matches
+from tickler.adapters.read._views import ReminderFacts, Summary
 from tickler.adapters.stores._wakes import DUE_NOW, WakeRow
 
 PAGE: Final = 500

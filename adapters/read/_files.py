@@ -1,10 +1,10 @@
 """The read model over the embedded stores: a JSONL directory and an SQLite
-file (:mod:`tickler.adapters._read_sqlite`). Every call runs off the event
+file (:mod:`tickler.adapters.read._sqlite`). Every call runs off the event
 loop; a session's summary is kept between calls and read again only once
 its log changed (a dashboard refreshes).
 
 * A query cut by ``limit`` or ``due_within`` walks the store's wake index
-  (:mod:`tickler.adapters._read_walk`) and reads only the sessions its
+  (:mod:`tickler.adapters.read._walk`) and reads only the sessions its
   answer needs; without an index it reads every session.
 * JSONL: each ``<session>.jsonl`` is read whole, without its lock, as
   ``tickler check`` reads it; a torn final line (a writer mid-append) is
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from tickler.adapters._off_loop import off_loop
-from tickler.adapters._read_common import deliveries_of, problem
-from tickler.adapters._read_index import jsonl_rows, passed_ms
-from tickler.adapters._read_query import Overview, ReadModel, check_query, select
-from tickler.adapters._read_views import (
+from tickler.adapters.read._common import deliveries_of, problem
+from tickler.adapters.read._index import jsonl_rows, passed_ms
+from tickler.adapters.read._query import Overview, ReadModel, check_query, select
+from tickler.adapters.read._views import (
     HISTORY_TYPES,
     DeliveryView,
     ReminderFacts,
@@ -36,7 +36,7 @@ from tickler.adapters._read_views import (
     Summary,
     summarize,
 )
-from tickler.adapters._read_walk import Plan, Query, plan_of, walk
+from tickler.adapters.read._walk import Plan, Query, plan_of, walk
 from tickler.adapters.stores._files import open_regular
 from tickler.core import parse_session_jsonl
 from tickler.shell import is_valid_session_id

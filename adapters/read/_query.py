@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
-from tickler.adapters._read_views import DeliveryView, ReminderView
+from tickler.adapters.read._views import DeliveryView, ReminderView
 
 SORTS: Final = ("due", "session", "failures")
 """``due``: the soonest first (none last); ``session``: by session, then
@@ -88,7 +88,7 @@ def check_query(sort: str, limit: int | None, due_within_ms: int | None) -> None
 
 class Ranked(Protocol):
     """What filtering and sorting look at: a :class:`ReminderView`, or the
-    :class:`~tickler.adapters._read_views.ReminderFacts` it is made from
+    :class:`~tickler.adapters.read._views.ReminderFacts` it is made from
     (none of these depends on the query's ``now``), so a reader can cut
     first and make views of the rows kept only."""
 
