@@ -26,7 +26,7 @@ from typing import Final, Protocol, TypeVar
 from tickler.adapters._off_loop import off_loop
 from tickler.adapters.read._common import deliveries_of, problem
 from tickler.adapters.read._index import jsonl_rows, passed_ms
-from tickler.adapters.read._query import Overview, ReadModel, check_query, select
+from tickler.adapters.read._query import Overview, Query, ReadModel
 from tickler.adapters.read._views import (
     HISTORY_TYPES,
     DeliveryView,
@@ -36,7 +36,7 @@ from tickler.adapters.read._views import (
     Summary,
     summarize,
 )
-from tickler.adapters.read._walk import Plan, Query, plan_of, walk
+from tickler.adapters.read._walk import Plan, plan_of, walk
 from tickler.adapters.stores._files import open_regular
 from tickler.core import parse_session_jsonl
 from tickler.shell import is_valid_session_id
@@ -96,15 +96,7 @@ def _facts(summaries: Sequence[Summary]) -> list[ReminderFacts]:
 def cut(facts: list[ReminderFacts], query: Query) -> list[ReminderView]:
     """Filter, sort and cut the facts, then make views of the rows kept (at
     the query's ``now``)."""
-    chosen = select(
-        facts,
-        now_ms=query.now_ms,
-        due_within_ms=query.due_within_ms,
-        failing=query.failing,
-        sort=query.sort,
-        limit=query.limit,
-    )
-    return [fact.at(query.now_ms) for fact in chosen]
+    return [fact.at(query.now_ms) for fact in query.select(facts)]
 
 
 def answer(store: Round, query: Query, session_id: str | None) -> list[ReminderView]:
@@ -178,7 +170,6 @@ class _InMemory(ReadModel):
         sort: str = "due",
         limit: int | None = None,
     ) -> list[ReminderView]:
-        check_query(sort, limit, due_within_ms)
         query = Query(now_ms, due_within_ms, failing, sort, limit)
         return await self._run(lambda store: answer(store, query, session_id))
 
