@@ -35,9 +35,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
 
-from tickler.adapters._conversation import DEFAULT_WINDOW, LogList, Window, check_window
 from tickler.adapters._extras import missing_extra
-from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
+from tickler.adapters.frameworks._conversation import DEFAULT_WINDOW, LogList, Window, check_window
+from tickler.adapters.frameworks._tools import ScheduleTool, ToolCaller, schedule_tools
 from tickler.core import Profile
 from tickler.shell import (
     TURN_TIMEOUT_S,

@@ -34,9 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
 
-from tickler.adapters._conversation import DEFAULT_WINDOW, LogList, Window, check_window
 from tickler.adapters._extras import missing_extra
-from tickler.adapters._tools import (
+from tickler.adapters.frameworks._conversation import DEFAULT_WINDOW, LogList, Window, check_window
+from tickler.adapters.frameworks._tools import (
     ScheduleTool,
     ToolCaller,
     decode_arguments,

@@ -33,9 +33,9 @@ from typing import Any, Final
 
 import msgspec
 
-from tickler.adapters._conversation import DEFAULT_WINDOW, Window, check_window
 from tickler.adapters._extras import missing_extra
-from tickler.adapters._tools import ScheduleTool, ToolCaller, schedule_tools
+from tickler.adapters.frameworks._conversation import DEFAULT_WINDOW, Window, check_window
+from tickler.adapters.frameworks._tools import ScheduleTool, ToolCaller, schedule_tools
 from tickler.core import Profile, SessionEvent
 from tickler.shell import (
     TURN_TIMEOUT_S,

@@ -45,8 +45,8 @@ SESSION: Final = "bench"
 SDK_TRANSPORT: Final = """
 import sys
 from mcp.server.stdio import stdio_server
-import tickler.adapters._mcp_server as server
-import tickler.adapters._mcp_stdio as transport
+import tickler.adapters.mcp._server as server
+import tickler.adapters.mcp._stdio as transport
 transport.stdio_transport = stdio_server
 import tickler.adapters.cli._mcp as entry
 server.prompt_too_long = lambda name, args: None

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from tickler.adapters._offline_model import OfflineModel
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._session import live_session, open_store
+from tickler.adapters.offline._model import OfflineModel
 from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import Model, SessionTools, TurnInput
 

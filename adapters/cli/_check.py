@@ -18,13 +18,13 @@ from msgspec import UnsetType
 from returns.pipeline import is_successful
 from returns.result import Result
 
-from tickler.adapters._read_model import is_dsn
 from tickler.adapters.cli._check_index import index_rows, jsonl_index
 from tickler.adapters.cli._check_index import problems as index_problems
 from tickler.adapters.cli._files import NothingToCheck, Source, find, source_for_file
 from tickler.adapters.cli._harness import decode_segment, expected_place
 from tickler.adapters.cli._visible import visible
 from tickler.adapters.cli._zstdlog import ZstdLogError, ZstdTooLarge, read_zstd_log
+from tickler.adapters.read._model import is_dsn
 from tickler.adapters.stores._files import NotRegularFile, open_regular
 from tickler.adapters.stores._verify import crash_tail_expected, verify_store_dir
 from tickler.core import (

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from tickler.adapters._read_model import is_dsn, is_sqlite_file
+from tickler.adapters.read._model import is_dsn, is_sqlite_file
 from tickler.adapters.stores._files import require_sqlite_files
 from tickler.core import ParsedSession, SessionEvent, SessionHeader, event
 from tickler.shell import StoreError

@@ -33,13 +33,13 @@ from zoneinfo import ZoneInfo
 import click
 from rich.console import Console
 
-from tickler.adapters._offline_model import OfflineModel, earlier_turns
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._check import check_file
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._inspect import inspect_session
 from tickler.adapters.cli._output import console, print_json, print_report
 from tickler.adapters.cli._session import live_session, open_store
+from tickler.adapters.offline._model import OfflineModel, earlier_turns
 from tickler.core import ParsedSession, parse_session_jsonl
 from tickler.shell import TURN, TURN_INPUT, Model, ReferenceHost, Session, SessionTools, TurnInput
 

@@ -1,14 +1,14 @@
 """``tickler mcp``: serve one session of a JSONL store over stdio (the
-library part is :mod:`tickler.adapters._mcp_server`)."""
+library part is :mod:`tickler.adapters.mcp._server`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-from tickler.adapters._delivery_target import TargetFactory, delivery_target
-from tickler.adapters._mcp_server import require_mcp, serve_corrupt, serve_stdio
 from tickler.adapters.cli._options import configure_logging
+from tickler.adapters.delivery._target import TargetFactory, delivery_target
+from tickler.adapters.mcp._server import require_mcp, serve_corrupt, serve_stdio
 from tickler.adapters.stores._files import CorruptStore
 from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import StoreError, validate_session_id

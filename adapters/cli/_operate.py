@@ -1,5 +1,5 @@
 """``tickler pause|resume|snooze|cancel|deliver-now STORE SESSION ID``:
-an operator's action on one reminder (see :mod:`tickler.adapters._operate`)."""
+an operator's action on one reminder (see :mod:`tickler.adapters.operate._operate`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from tickler.adapters._operate import DEFAULT_WAIT_S, Action, Done, Operator, OperatorError
-from tickler.adapters._read_model import is_dsn
 from tickler.adapters.cli._errors import CliError
 from tickler.adapters.cli._options import profile_option
 from tickler.adapters.cli._output import print_json
 from tickler.adapters.cli._postgres import require_psycopg
 from tickler.adapters.cli._visible import visible
+from tickler.adapters.operate._operate import DEFAULT_WAIT_S, Action, Done, Operator, OperatorError
+from tickler.adapters.read._model import is_dsn
 from tickler.core import Profile
 
 _DONE_TEXT = {

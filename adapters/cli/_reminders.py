@@ -13,11 +13,11 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from tickler.adapters._read_model import ReminderView, open_read_model
 from tickler.adapters._times import zone_named, zone_text
 from tickler.adapters.cli._output import console, print_json, shown
 from tickler.adapters.cli._visible import visible
 from tickler.adapters.cli._why import duration_text
+from tickler.adapters.read._model import ReminderView, open_read_model
 from tickler.core import format_instant
 
 _UNITS: Final = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}

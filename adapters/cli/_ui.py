@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 import click
 
-from tickler.adapters._loopback import is_loopback
 from tickler.adapters._redact import redact
 from tickler.adapters._times import local_zone
 from tickler.adapters.cli._errors import CliError, echo_error
@@ -20,6 +19,7 @@ from tickler.adapters.cli._options import (
     log_level_option,
     profile_option,
 )
+from tickler.adapters.dashboard._loopback import is_loopback
 from tickler.core import Profile, resolve_zone
 
 CANNOT_USE_DATABASE = 1
@@ -63,7 +63,7 @@ def check_options(store: str | None, dsn: str | None, host: str, token: str | No
     """Usage errors, before anything is opened: exactly one source, of
     the kind its option says, and a token (not empty) for any address but
     loopback."""
-    from tickler.adapters._read_model import is_dsn
+    from tickler.adapters.read._model import is_dsn
 
     if (store is None) == (dsn is None):
         raise CliError("give exactly one of --store PATH and --dsn DSN")
@@ -181,9 +181,9 @@ def ui(
     if zone is None:
         raise CliError(f"unknown time zone {tz_name!r} (use UTC or an IANA Area/Location name)")
     try:
-        from tickler.adapters._dashboard_app import create_app
-        from tickler.adapters._dashboard_serve import listen, serve, url_of
-        from tickler.adapters._read_model import open_read_model
+        from tickler.adapters.dashboard._app import create_app
+        from tickler.adapters.dashboard._serve import listen, serve, url_of
+        from tickler.adapters.read._model import open_read_model
     except ImportError as exc:
         raise CliError(str(exc)) from None
     from tickler.shell import StoreError
@@ -201,8 +201,8 @@ def ui(
             title = store_title(store, dsn)
             operator = None
             if token is not None and not read_only:
-                from tickler.adapters._operate import Operator
                 from tickler.adapters.cli._operate import default_operator
+                from tickler.adapters.operate._operate import Operator
 
                 operator = Operator(source, schema, by or default_operator(), wait_s, profile)
             app = create_app(

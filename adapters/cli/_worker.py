@@ -23,7 +23,7 @@ from tickler.adapters.cli._postgres import CANNOT_USE_DATABASE, cannot_use, requ
 from tickler.core import Profile
 
 if TYPE_CHECKING:
-    from tickler.adapters._worker import WakeStore
+    from tickler.adapters.worker._worker import WakeStore
 
 _DSN_HELP = "A PostgreSQL connection string or URI (or set TICKLER_DSN)."
 _STORE_HELP = "A JSONL store directory or an SQLite store file, on this machine."
@@ -145,9 +145,9 @@ def worker(
     dsn = _one_source(store_path, dsn)
     import asyncio
 
-    from tickler.adapters._delivery_target import delivery_target, target_timeout
-    from tickler.adapters._health import HealthUnavailable
-    from tickler.adapters._worker import run_worker
+    from tickler.adapters.delivery._target import delivery_target, target_timeout
+    from tickler.adapters.worker._health import HealthUnavailable
+    from tickler.adapters.worker._worker import run_worker
     from tickler.shell import StoreError
 
     health = _health_address(health_at)
@@ -204,7 +204,7 @@ def _one_source(store_path: str | None, dsn: str | None) -> str | None:
 
 
 def _health_address(text: str | None) -> tuple[str, int] | None:
-    from tickler.adapters._health import parse_address
+    from tickler.adapters.worker._health import parse_address
 
     try:
         return parse_address(text) if text is not None else None
@@ -213,7 +213,7 @@ def _health_address(text: str | None) -> tuple[str, int] | None:
 
 
 def _check_lease(lease_s: float, timeout: float) -> None:
-    from tickler.adapters._worker import shortest_lease_s
+    from tickler.adapters.worker._worker import shortest_lease_s
 
     if lease_s < shortest_lease_s(timeout):
         # The lease guard would refuse every attempt: nothing would ever be sent.
@@ -237,7 +237,7 @@ def _postgres(dsn: str | None, schema: str, lease_s: float) -> WakeStore:
 def _check_store_path(path: str) -> None:
     """A JSONL store directory or an SQLite store file; anything else is a
     usage error (a worker never makes a store)."""
-    from tickler.adapters._read_model import is_dsn, is_sqlite_file
+    from tickler.adapters.read._model import is_dsn, is_sqlite_file
 
     where = Path(path)
     if is_dsn(path):

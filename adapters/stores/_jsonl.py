@@ -82,6 +82,7 @@ from tickler.adapters.stores._journal import DEFAULT_LIMIT, DEFAULT_ZERO_AHEAD, 
 from tickler.adapters.stores._lines import encode_batch, header_line
 from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
 from tickler.adapters.stores._locks import lock_free, open_session_file
+from tickler.adapters.stores._log_base import StoreLog
 from tickler.adapters.stores._recovery import (
     LOG,
     Recovery,
@@ -122,7 +123,7 @@ _FAST_FAILS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 T = TypeVar("T")
 
 
-class JsonlLog(HeldWake):
+class JsonlLog(StoreLog, HeldWake):
     """One session file, held by this writer until :meth:`close` (and marked
     held in the wake index meanwhile)."""
 
@@ -164,10 +165,6 @@ class JsonlLog(HeldWake):
         self._closed = False
         self.recovered: tuple[str, ...] = ()
         """What opening repaired (torn tail, events replayed from a journal)."""
-
-    @property
-    def header(self) -> SessionHeader:
-        return self._header
 
     @property
     def length(self) -> int:
@@ -241,10 +238,8 @@ class JsonlLog(HeldWake):
         return snapshot
 
     async def save_snapshot(self, snapshot: Snapshot) -> None:
-        if not 0 <= snapshot.through <= self._length:
-            raise StoreError(f"a snapshot through {snapshot.through} is beyond {self._length}")
-        if self._closed:
-            raise StoreError(f"session {self._header.id!r} is closed")
+        self._check_through(snapshot)
+        self._check_writable()
         if self._saving is None:
             self._saving = asyncio.Lock()
         async with self._saving:
@@ -272,12 +267,9 @@ class JsonlLog(HeldWake):
             file.unuse()
         self._stale_snapshot = False
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """Make the file durable, write the session's exact wake to the wake
         index, then let the lock go (in that order: see _wake_file)."""
-        if self._closed:
-            return
-        self._closed = True
         durable = False
         try:
             await self._journal.release(self._file)
@@ -314,10 +306,6 @@ class JsonlLog(HeldWake):
             anchor = anchor_for(snapshot.through, offset, before)
         data = encode_snapshot(snapshot, anchor)
         replace_atomically(self._snapshot_path, data, self._store.fsync, self._store.dir_fd)
-
-    def _check_writable(self) -> None:
-        if self._closed:
-            raise StoreError(f"session {self._header.id!r} is closed")
 
     def _seek(self, start: int) -> tuple[int, int]:
         """The start of a line at or before event ``start`` and the seq of

@@ -53,7 +53,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -61,7 +61,8 @@ import msgspec
 from tickler.adapters._extras import missing_extra
 from tickler.adapters._redact import redact
 from tickler.adapters.stores._committer import GroupCommit, close_all
-from tickler.adapters.stores._lines import encode_batch, header_line
+from tickler.adapters.stores._lines import header_line
+from tickler.adapters.stores._log_base import PendingLog, read_pages
 from tickler.adapters.stores._postgres_net import (
     Cut,
     deadline,
@@ -81,7 +82,6 @@ from tickler.adapters.stores._wake_claims import SET_ASIDE
 from tickler.core import MAX_SAFE_INTEGER, SessionEvent, SessionHeader, event, is_json
 from tickler.shell import (
     SESSION_ID,
-    NewEvent,
     SessionLocked,
     Snapshot,
     StoreError,
@@ -144,7 +144,7 @@ class _Granted(NamedTuple):
     previous: str | None  # the holder whose lease had expired, or None
 
 
-class PostgresLog:
+class PostgresLog(PendingLog):
     """One leased session; see the module docstring."""
 
     def __init__(
@@ -175,26 +175,12 @@ class PostgresLog:
 
     # -- SessionLog -------------------------------------------------------
 
-    @property
-    def header(self) -> SessionHeader:
-        return self._header
-
-    @property
-    def length(self) -> int:
-        return self.committed + len(self.pending)
-
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
         start = max(start, 0)
         cache_from = self._cache_from
         cached = [e for e in self._cache if e.seq >= max(start, cache_from)]
         pending = [e for e in self.pending if e.seq >= start]
         return self._events(start, cache_from, cached, pending)
-
-    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
-        self._check_writable()
-        added, _ = encode_batch(self.length, batch)  # refuses what would not read back
-        self.pending.extend(added)
-        return added
 
     async def flush(self) -> None:
         if self.lost is not None:
@@ -204,23 +190,15 @@ class PostgresLog:
             if self.lost is not None:
                 raise SessionLost(self.lost)
 
-    def load_snapshot(self) -> Snapshot | None:
-        snapshot = self._snapshot
-        return snapshot if snapshot is not None and snapshot.through <= self.length else None
-
     async def save_snapshot(self, snapshot: Snapshot) -> None:
         self._check_writable()  # a closed log's lease is gone: not "taken over"
-        if not 0 <= snapshot.through <= self.length:
-            raise StoreError(f"a snapshot through {snapshot.through} is beyond {self.length}")
+        self._check_through(snapshot)
         await self.flush()  # never durable ahead of the events it covers
         await self._store.save_snapshot(self, snapshot)
         self._snapshot = snapshot
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """Commit what is pending, write the wake index and end the lease."""
-        if self._closed:
-            return
-        self._closed = True
         try:
             if self.lost is None:
                 self.release = True
@@ -284,18 +262,18 @@ class PostgresLog:
     def _check_writable(self) -> None:
         if self.lost is not None:
             raise SessionLost(self.lost)
-        if self._closed:
-            raise StoreError(f"session {self._header.id!r} is closed")
+        super()._check_writable()
 
     def _events(
         self, start: int, cache_from: int, cached: list[SessionEvent], pending: list[SessionEvent]
     ) -> Iterator[SessionEvent]:
-        while start < cache_from:
-            page = self._store.read_events(self._header.id, start, cache_from)
-            if not page:
-                raise CorruptSession(self._header.id, f"event {start} is missing")
-            yield from page
-            start = page[-1].seq + 1
+        session = self._header.id
+        yield from read_pages(
+            start,
+            cache_from,
+            lambda first, end: self._store.read_events(session, first, end),
+            lambda missing: CorruptSession(session, f"event {missing} is missing"),
+        )
         yield from cached
         yield from pending
 

@@ -26,7 +26,7 @@ import functools
 import logging
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Final, TypeVar
@@ -42,20 +42,21 @@ from tickler.adapters.stores._files import (
     require_sqlite_files,
     store_error,
 )
-from tickler.adapters.stores._lines import encode_batch, header_line
+from tickler.adapters.stores._lines import header_line
 from tickler.adapters.stores._lock_wait import DEFAULT_LOCK_WAIT_S, LockWait
 from tickler.adapters.stores._locks import lock_free, lock_session, unlock_session
+from tickler.adapters.stores._log_base import PendingLog, read_pages
 from tickler.adapters.stores._wake_claims import Claims
 from tickler.adapters.stores._wake_log import HeldWake
 from tickler.core import SessionEvent, SessionHeader
-from tickler.shell import NewEvent, SessionLocked, Snapshot, StoreError, validate_session_id
+from tickler.shell import SessionLocked, Snapshot, StoreError, validate_session_id
 
 _HEADER: Final = msgspec.json.Decoder(SessionHeader)
 logger = logging.getLogger("tickler.store")
 T = TypeVar("T")
 
 
-class SqliteLog(HeldWake):
+class SqliteLog(PendingLog, HeldWake):
     """One session, held by this handle (its lock file, and its wake index
     row marked held) until :meth:`close`."""
 
@@ -81,45 +82,22 @@ class SqliteLog(HeldWake):
         self.pending: list[SessionEvent] = []  # appended, not yet committed
         self._hold(holder, held, length)
 
-    @property
-    def header(self) -> SessionHeader:
-        return self._header
-
-    @property
-    def length(self) -> int:
-        return self.committed + len(self.pending)
-
     def events(self, start: int = 0) -> Iterator[SessionEvent]:
         return self._events(max(start, 0), self.committed, list(self.pending))
-
-    def append(self, batch: Sequence[NewEvent]) -> tuple[SessionEvent, ...]:
-        if self._closed:
-            raise StoreError(f"session {self._header.id!r} is closed")
-        added, _ = encode_batch(self.length, batch)  # refuses what would not read back
-        self.pending.extend(added)
-        return added
 
     async def flush(self) -> None:
         if self.pending or self.wake_dirty:
             await self._store._committer.barrier()
 
-    def load_snapshot(self) -> Snapshot | None:
-        snapshot = self._snapshot
-        return snapshot if snapshot is not None and snapshot.through <= self.length else None
-
     async def save_snapshot(self, snapshot: Snapshot) -> None:
-        if not 0 <= snapshot.through <= self.length:
-            raise StoreError(f"a snapshot through {snapshot.through} is beyond {self.length}")
+        self._check_through(snapshot)
         await self.flush()  # never durable ahead of the events it covers
         await self._store.run(db.save_snapshot, self._header.id, snapshot)
         self._snapshot = snapshot
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         """Commit what is pending, write the session's exact wake to the
         wake index, then let the lock go."""
-        if self._closed:
-            return
-        self._closed = True
         durable = False
         try:
             await self.flush()
@@ -134,12 +112,13 @@ class SqliteLog(HeldWake):
     def _events(
         self, start: int, committed: int, pending: list[SessionEvent]
     ) -> Iterator[SessionEvent]:
-        while start < committed:
-            page = self._store.run_blocking(db.read_events, self._header.id, start, committed)
-            if not page:
-                raise StoreError(f"session {self._header.id!r}: event {start} is missing")
-            yield from page
-            start = page[-1].seq + 1
+        session = self._header.id
+        yield from read_pages(
+            start,
+            committed,
+            lambda first, end: self._store.run_blocking(db.read_events, session, first, end),
+            lambda missing: StoreError(f"session {session!r}: event {missing} is missing"),
+        )
         yield from (item for item in pending if item.seq >= start)
 
 

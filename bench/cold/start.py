@@ -28,8 +28,8 @@ from .stores import RUN, ColdStore, Session, due_session
 # What ``tickler worker --store`` imports before its first claim.
 WORKER_MODULES: Final = (
     "tickler.adapters.cli",
-    "tickler.adapters._worker",
-    "tickler.adapters._delivery_callable",
+    "tickler.adapters.worker._worker",
+    "tickler.adapters.delivery._callable",
     "tickler.adapters.stores._jsonl",
     "tickler.adapters.stores._sqlite",
 )

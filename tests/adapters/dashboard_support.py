@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
-from tickler.adapters._read_query import check_query, latest_first, select
-from tickler.adapters._read_views import ReminderFacts
+from tickler.adapters.read._model import DeliveryView, ReadModel, ReminderView
+from tickler.adapters.read._query import Query, latest_first
+from tickler.adapters.read._views import ReminderFacts
 
 
 def reminder(
@@ -79,20 +79,13 @@ class ListedModel(ReadModel):
         sort: str = "due",
         limit: int | None = None,
     ) -> list[ReminderView]:
-        check_query(sort, limit, due_within_ms)
+        query = Query(now_ms, due_within_ms, failing, sort, limit)
         self.calls += 1
         self.problems = list(self.unreadable)
         views = [
             f.at(now_ms) for f in self.listed if session_id is None or f.session_id == session_id
         ]
-        return select(
-            views,
-            now_ms=now_ms,
-            due_within_ms=due_within_ms,
-            failing=failing,
-            sort=sort,
-            limit=limit,
-        )
+        return query.select(views)
 
     async def deliveries(
         self, *, limit: int = 100, session_id: str | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tickler.adapters._calendar_phrases import calendar_request
+from tickler.adapters.offline._calendar_phrases import calendar_request
 from tickler.core import parse_calendar
 
 BERLIN = "Europe/Berlin"

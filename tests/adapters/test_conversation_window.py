@@ -10,7 +10,13 @@ import json
 
 import pytest
 
-from tickler.adapters._conversation import LogList, Window, check_window, json_bytes, json_value
+from tickler.adapters.frameworks._conversation import (
+    LogList,
+    Window,
+    check_window,
+    json_bytes,
+    json_value,
+)
 from tickler.adapters.stores._memory import MemoryLog
 from tickler.core import SessionHeader
 from tickler.shell._ports import NewEvent

@@ -14,10 +14,10 @@ from starlette.testclient import TestClient
 from starlette.types import ASGIApp
 
 import tickler
-from tickler.adapters import _dashboard_view as dashboard_view
-from tickler.adapters._dashboard_app import create_app
-from tickler.adapters._dashboard_view import span_text
 from tickler.adapters._times import UTC_ZONE, zone_named
+from tickler.adapters.dashboard import _view as dashboard_view
+from tickler.adapters.dashboard._app import create_app
+from tickler.adapters.dashboard._view import span_text
 from tickler.shell._ports import StoreError
 
 from .dashboard_support import ListedModel, delivery, reminder
@@ -345,11 +345,11 @@ def test_durations_read_as_people_say_them(ms: int, text: str) -> None:
 def test_the_template_ships_in_the_package() -> None:
     # The strict editable install (make install) maps only what pyproject
     # declares, as a wheel would hold it: the page comes from there.
-    shipped = importlib.resources.files("tickler.adapters._dashboard_templates")
+    shipped = importlib.resources.files("tickler.adapters.dashboard._templates")
     assert (shipped / "dashboard.html").is_file()
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "tickler.adapters._dashboard_templates" in setuptools["packages"]
-    assert setuptools["package-data"]["tickler.adapters._dashboard_templates"] == ["*.html"]
+    assert "tickler.adapters.dashboard._templates" in setuptools["packages"]
+    assert setuptools["package-data"]["tickler.adapters.dashboard._templates"] == ["*.html"]
 
 
 def test_past_the_scan_failing_ones_are_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from tickler.adapters._dashboard_app import create_app
-from tickler.adapters._operate import Operator
-from tickler.adapters._read_files import JsonlReadModel
+from tickler.adapters.dashboard._app import create_app
+from tickler.adapters.operate._operate import Operator
+from tickler.adapters.read._files import JsonlReadModel
 from tickler.adapters.stores import JsonlStore
 from tickler.core import UpdateChange, decode_change
 from tickler.shell._clock import SystemClock

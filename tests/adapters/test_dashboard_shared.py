@@ -10,9 +10,9 @@ import asyncio
 import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tickler.adapters._dashboard_app import create_app
-from tickler.adapters._dashboard_cache import SharedRead
 from tickler.adapters._times import UTC_ZONE
+from tickler.adapters.dashboard._app import create_app
+from tickler.adapters.dashboard._cache import SharedRead
 from tickler.shell._ports import StoreError
 
 from .dashboard_support import ListedModel, reminder

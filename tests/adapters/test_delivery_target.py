@@ -13,9 +13,9 @@ from datetime import timedelta
 import pytest
 
 from tickler.adapters import delivery_target
-from tickler.adapters._delivery import DeliverCommand, DeliverUrl
-from tickler.adapters._delivery_callable import DeliverCallable
-from tickler.adapters._delivery_target import target_kind, target_timeout
+from tickler.adapters.delivery._callable import DeliverCallable
+from tickler.adapters.delivery._hosts import DeliverCommand, DeliverUrl
+from tickler.adapters.delivery._target import target_kind, target_timeout
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.shell._clock import SystemClock, VirtualClock
 from tickler.shell._host import FollowUp

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters._delivery import DeliverCommand, DeliverUrl, DeliveryFailed
+from tickler.adapters.delivery._hosts import DeliverCommand, DeliverUrl, DeliveryFailed
 from tickler.core import Occurrence
 from tickler.shell._host import FollowUp
 

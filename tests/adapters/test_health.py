@@ -8,7 +8,7 @@ import asyncio
 import httpx
 import pytest
 
-from tickler.adapters._health import (
+from tickler.adapters.worker._health import (
     MAX_REQUEST_HEAD,
     HealthServer,
     HealthUnavailable,
@@ -16,7 +16,7 @@ from tickler.adapters._health import (
     parse_address,
     readiness_of,
 )
-from tickler.adapters._worker import readiness_bound
+from tickler.adapters.worker._worker import readiness_bound
 
 
 def test_ready_once_started_while_the_store_answered_within_the_bound() -> None:

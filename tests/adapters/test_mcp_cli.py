@@ -1,5 +1,5 @@
 """The two MCP entry points, ``tickler mcp`` and ``python -m
-tickler.adapters._mcp_server``, are one command: the same options (with
+tickler.adapters.mcp._server``, are one command: the same options (with
 ``--log-level``), the same one-line usage errors with exit status 2, and a
 delivery program that does not exist is refused at start, before anything is
 created.

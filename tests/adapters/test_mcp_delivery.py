@@ -19,15 +19,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tickler.adapters._delivery import (
+from tickler.adapters.cli._app import cli
+from tickler.adapters.cli._errors import run
+from tickler.adapters.cli._mcp import mcp_target
+from tickler.adapters.delivery._hosts import (
     DeliverCommand,
     DeliverUrl,
     DeliveryFailed,
     followup_payload,
 )
-from tickler.adapters.cli._app import cli
-from tickler.adapters.cli._errors import run
-from tickler.adapters.cli._mcp import mcp_target
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.core import Occurrence
 from tickler.shell._clock import SystemClock

@@ -21,7 +21,7 @@ def test_the_server_names_the_extra_when_mcp_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)  # "not installed"
-    monkeypatch.delitem(sys.modules, "tickler.adapters._mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "tickler.adapters.mcp._server", raising=False)
     monkeypatch.delitem(sys.modules, "tickler.adapters.cli._mcp", raising=False)
     server = importlib.import_module("tickler.adapters.cli._mcp")
     with pytest.raises(ImportError) as raised:
@@ -38,7 +38,7 @@ def test_the_server_names_the_extra_when_mcp_is_missing(
 def test_url_delivery_names_the_extra_when_httpx_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tickler.adapters._delivery import DeliverUrl
+    from tickler.adapters.delivery._hosts import DeliverUrl
 
     monkeypatch.setitem(sys.modules, "httpx", None)
     with pytest.raises(ImportError) as raised:

@@ -37,7 +37,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.message import SessionMessage
 from mcp.types import PARSE_ERROR, CallToolResult, JSONRPCMessage, JSONRPCRequest, TextContent
 
-from tickler.adapters._mcp_stdio import MAX_LINE_BYTES, TooLong, decode_line, read_line
+from tickler.adapters.mcp._stdio import MAX_LINE_BYTES, TooLong, decode_line, read_line
 
 DEADLINE_S: Final = 60.0  # a hang guard only
 CREATE: Final = "schedule_create"

@@ -18,8 +18,8 @@ import jsonschema  # type: ignore[import-untyped]
 from mcp import Client
 from mcp.types import TextContent
 
-from tickler.adapters._delivery import DeliverCommand
-from tickler.adapters._mcp_server import create_server
+from tickler.adapters.delivery._hosts import DeliverCommand
+from tickler.adapters.mcp._server import create_server
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.core import ERROR_CODES
 from tickler.shell._clock import VirtualClock

@@ -28,8 +28,8 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from tickler.adapters._mcp_conventions import MAX_PROMPT_LENGTH, PROMPT_TOO_LONG
-from tickler.adapters._mcp_stdio import MAX_LINE_BYTES
+from tickler.adapters.mcp._conventions import MAX_PROMPT_LENGTH, PROMPT_TOO_LONG
+from tickler.adapters.mcp._stdio import MAX_LINE_BYTES
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists() or not hasattr(resource, "prlimit"),

@@ -14,7 +14,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 from returns.result import Failure
 
-from tickler.adapters._mcp_conventions import (
+from tickler.adapters.mcp._conventions import (
     MAX_PROMPT_LENGTH,
     PROMPT_TOO_LONG,
     message_json,

@@ -13,7 +13,7 @@ from typing import Any, Final
 from mcp import Client
 from mcp.types import TextContent
 
-from tickler.adapters._mcp_server import create_server
+from tickler.adapters.mcp._server import create_server
 from tickler.core import tool_catalog
 from tickler.core._errors import Msg
 from tickler.shell._clock import VirtualClock

@@ -36,12 +36,12 @@ import pytest
             "tickler's PostgreSQL adapter needs the extra: pip install 'tickler-agents[postgres]'",
         ),
         (
-            "tickler.adapters._dashboard_app",
+            "tickler.adapters.dashboard._app",
             "starlette",
             "tickler's dashboard adapter needs the extra: pip install 'tickler-agents[ui]'",
         ),
         (
-            "tickler.adapters._dashboard_app",
+            "tickler.adapters.dashboard._app",
             "jinja2",
             "tickler's dashboard adapter needs the extra: pip install 'tickler-agents[ui]'",
         ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from zoneinfo import ZoneInfo
 
-from tickler.adapters._offline_model import OfflineModel
+from tickler.adapters.offline._model import OfflineModel
 from tickler.core import EMPTY_STATE, fold_changes, handle, parse_instant
 from tickler.shell._reference_host import TurnInput
 

@@ -8,7 +8,7 @@ import asyncio
 
 import msgspec
 
-from tickler.adapters._offline_model import OfflineModel, earlier_turns
+from tickler.adapters.offline._model import OfflineModel, earlier_turns
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.shell._ports import NewEvent
 from tickler.shell._reference_host import TURN, TURN_INPUT, TurnInput, TurnRecord

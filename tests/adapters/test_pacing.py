@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tickler.adapters._pacing import Pace
+from tickler.adapters.worker._pacing import Pace
 
 T0 = 1_785_931_200_000
 

@@ -17,9 +17,9 @@ from mcp import Client
 from returns.result import Result
 
 import tickler
-from tickler.adapters._mcp_server import create_server
-from tickler.adapters._tools import schedule_tools, tools_profile
+from tickler.adapters.frameworks._tools import schedule_tools, tools_profile
 from tickler.adapters.langchain import langchain_tools
+from tickler.adapters.mcp._server import create_server
 from tickler.adapters.openai_agents import openai_agents_tools
 from tickler.adapters.pydantic_ai import schedule_toolset
 from tickler.adapters.stores._memory import MemoryStore

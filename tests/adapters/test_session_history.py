@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import tickler.adapters.cli._why as why
-from tickler.adapters._session_history import MAX_REMINDERS, history
+from tickler.adapters.dashboard._session_history import MAX_REMINDERS, history
 from tickler.core import (
     EMPTY_STATE,
     SCHEDULE_CHANGE,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tickler.adapters._offline_model import OfflineModel
 from tickler.adapters._times import local_zone, when_text, zone_named
 from tickler.adapters.cli._inspect import Report, _row
 from tickler.adapters.cli._output import print_report
+from tickler.adapters.offline._model import OfflineModel
 from tickler.core import (
     EMPTY_STATE,
     AtSchedule,

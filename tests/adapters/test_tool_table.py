@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tickler.adapters._tools import decode_arguments, schedule_tools
+from tickler.adapters.frameworks._tools import decode_arguments, schedule_tools
 from tickler.core import tool_catalog
 
 from .framework_support import async_test
@@ -75,7 +75,7 @@ def test_decode_arguments(text: str, expected: object) -> None:
 
 def test_importing_tickler_and_the_tool_table_imports_no_framework() -> None:
     probe = (
-        "import sys, tickler, tickler.adapters, tickler.adapters._tools\n"
+        "import sys, tickler, tickler.adapters, tickler.adapters.frameworks._tools\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(FRAMEWORKS)!r}))"
     )
     out = subprocess.run(

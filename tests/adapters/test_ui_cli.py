@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters._loopback import is_loopback
-from tickler.adapters._operate import Operator
 from tickler.adapters.cli import cli
 from tickler.adapters.cli._errors import run
 from tickler.adapters.cli._ui import store_title
+from tickler.adapters.dashboard._loopback import is_loopback
+from tickler.adapters.operate._operate import Operator
 
 
 def _refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -74,7 +74,7 @@ def test_without_the_extra_it_names_the_extra(
 ) -> None:
     for name in [blocked, *(m for m in sys.modules if m.startswith(f"{blocked}."))]:
         monkeypatch.setitem(sys.modules, name, None)
-    for module in ("tickler.adapters._dashboard_app", "tickler.adapters._dashboard_serve"):
+    for module in ("tickler.adapters.dashboard._app", "tickler.adapters.dashboard._serve"):
         monkeypatch.delitem(sys.modules, module, raising=False)
     line = _refused(capsys, "--store", str(tmp_path))
     assert line == (
@@ -138,8 +138,8 @@ def test_the_action_buttons_write_events_of_the_profile_given(
     ``--profile`` reaches the buttons' operator."""
     # The modules as the command imports them (sys.modules): another test
     # may have re-imported them, leaving the package's attribute elsewhere.
-    dashboard_app = importlib.import_module("tickler.adapters._dashboard_app")
-    dashboard_serve = importlib.import_module("tickler.adapters._dashboard_serve")
+    dashboard_app = importlib.import_module("tickler.adapters.dashboard._app")
+    dashboard_serve = importlib.import_module("tickler.adapters.dashboard._serve")
 
     made: dict[str, object] = {}
 

@@ -26,10 +26,10 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tickler.adapters._read_model import open_read_model
 from tickler.adapters.langchain import LangChainHost, langchain_host
 from tickler.adapters.openai_agents import LogSession, OpenAIAgentsHost, openai_agents_host
 from tickler.adapters.pydantic_ai import PydanticAIHost, pydantic_ai_host
+from tickler.adapters.read._model import open_read_model
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._sqlite import SqliteStore
 from tickler.shell._clock import VirtualClock

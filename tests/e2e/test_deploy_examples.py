@@ -16,9 +16,9 @@ import click
 import pytest
 import yaml
 
-from tickler.adapters._delivery_target import target_timeout
-from tickler.adapters._health import parse_address
 from tickler.adapters.cli._worker import worker
+from tickler.adapters.delivery._target import target_timeout
+from tickler.adapters.worker._health import parse_address
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "examples" / "deploy" / "tickler-worker.service"

@@ -236,6 +236,23 @@ def test_each_package_names_its_public_api(package: str) -> None:
             assert path.name.startswith("_"), f"{path} is not public: name it _{path.name}"
 
 
+ROOMS = ("dashboard", "delivery", "frameworks", "mcp", "offline", "operate", "read", "worker")
+
+
+@pytest.mark.parametrize("room", ROOMS)
+def test_each_room_of_the_adapters_says_its_job_and_keeps_its_modules_private(room: str) -> None:
+    """The adapters' rooms by job: a one-line docstring, no names of their
+    own (the public names are exported by ``tickler.adapters``), private modules."""
+    module = importlib.import_module(f"tickler.adapters.{room}")
+    assert module.__doc__ is not None
+    assert module.__doc__.strip()
+    assert "\n" not in module.__doc__.strip()
+    assert [name for name in vars(module) if not name.startswith("_")] == []
+    modules = [path.name for path in (ROOT / "adapters" / room).glob("*.py")]
+    assert "__init__.py" in modules
+    assert all(name.startswith("_") for name in modules), modules
+
+
 @pytest.mark.parametrize("package", ["tickler", "tickler.adapters", "tickler.adapters.stores"])
 def test_the_lazy_facades_share_one_helper(package: str) -> None:
     """Each facade's PEP 562 hooks come from ``tickler._lazy``, not a copy."""

@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from tickler.adapters._delivery_target import delivery_target
+from tickler.adapters.delivery._target import delivery_target
 from tickler.adapters.stores import JsonlStore, SqliteStore
 from tickler.shell._host import FollowUp
 from tickler.shell._session import open_session

@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tickler.adapters._dashboard_app import create_app
-from tickler.adapters._operate import Operator
-from tickler.adapters._read_model import open_read_model
-from tickler.adapters._session_history import read_session
+from tickler.adapters.dashboard._app import create_app
+from tickler.adapters.dashboard._session_history import read_session
+from tickler.adapters.operate._operate import Operator
+from tickler.adapters.read._model import open_read_model
 from tickler.core import SCHEDULE_CHANGE, ScheduleChange, decode_change
 from tickler.core._model import DeleteChangeV2, UpdateChange
 from tickler.shell._ports import SessionStore

@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tickler.adapters._dashboard_app import create_app
-from tickler.adapters._read_model import open_read_model
 from tickler.adapters._times import zone_named
+from tickler.adapters.dashboard._app import create_app
+from tickler.adapters.read._model import open_read_model
 from tickler.core.timing._instant import format_instant
 from tickler.shell._ports import SessionStore
 

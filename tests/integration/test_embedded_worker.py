@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from tickler.adapters._worker import Worker
 from tickler.adapters.stores import JsonlStore, _jsonl
 from tickler.adapters.stores._jsonl import JsonlLog
 from tickler.adapters.stores._sqlite import SqliteLog
 from tickler.adapters.stores._wake_file import changed_behind
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._clock import VirtualClock
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import SessionLocked

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import pytest
 
-from tickler.adapters._worker import Worker
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import NewEvent, StoreError
 

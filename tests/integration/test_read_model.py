@@ -294,7 +294,7 @@ async def test_postgres_finds_sessions_whose_reminders_are_all_paused_in_every_c
     """Sessions whose reminders are all paused have no wake, some that
     paused one of two have: every sort and cut (in pages of 4 sessions)
     equals the same cut of the whole list, paused ones last by session."""
-    from tickler.adapters import _read_postgres
+    from tickler.adapters.read import _postgres as _read_postgres
 
     monkeypatch.setattr(_read_postgres, "PAGE", 4)
     store = pg_schema.store()

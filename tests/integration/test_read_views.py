@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters._read_model import is_dsn
-from tickler.adapters._read_views import HISTORY_TYPES, ONE_SHOT, SessionRows, summarize
 from tickler.adapters.cli._reminders import parse_duration_ms
+from tickler.adapters.read._model import is_dsn
+from tickler.adapters.read._views import HISTORY_TYPES, ONE_SHOT, SessionRows, summarize
 from tickler.adapters.stores._memory import MemoryStore
 from tickler.core import SessionEvent, format_instant
 from tickler.shell._loading import Loaded, snapshot_of

@@ -16,16 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters import (
-    ReadModel,
-    ReminderView,
-    _read_common,
-    _read_files,
-    _read_walk,
-    open_read_model,
-)
-from tickler.adapters._read_query import select
-from tickler.adapters._read_walk import plan_of
+from tickler.adapters import ReadModel, ReminderView, open_read_model
+from tickler.adapters.read import _common as _read_common
+from tickler.adapters.read import _files as _read_files
+from tickler.adapters.read import _walk as _read_walk
+from tickler.adapters.read._query import Query
+from tickler.adapters.read._walk import plan_of
 from tickler.adapters.stores._wake_file import FILE_NAME
 from tickler.adapters.stores._wakes import DUE_NOW, WakeRow
 from tickler.core import format_instant
@@ -172,14 +168,7 @@ class Cut:
         )
 
     def of_every(self, whole: list[ReminderView]) -> list[ReminderView]:
-        return select(
-            whole,
-            now_ms=NOW,
-            due_within_ms=self.within,
-            failing=self.failing,
-            sort=self.sort,
-            limit=self.limit,
-        )
+        return Query(NOW, self.within, self.failing, self.sort, self.limit).select(whole)
 
 
 async def assert_every_cut_is_the_full_reads(source: str, schema: str = "tickler") -> None:

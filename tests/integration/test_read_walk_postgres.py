@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from tickler.adapters import _read_postgres, open_read_model
+from tickler.adapters import open_read_model
+from tickler.adapters.read import _postgres as _read_postgres
 
 from .pgsupport import PgSchema, pg_schema
 from .read_support import MIN, T0, Scribe

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from tickler.adapters._worker import Worker
 from tickler.adapters.stores._postgres import PostgresLog
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._clock import VirtualClock
 from tickler.shell._host import FollowUp
 from tickler.shell._session import open_session

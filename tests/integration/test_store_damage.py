@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters._delivery import DeliverCommand
+from tickler.adapters.delivery._hosts import DeliverCommand
 from tickler.adapters.stores._files import CorruptStore
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._verify import (

@@ -11,8 +11,8 @@ import contextlib
 
 import pytest
 
-from tickler.adapters._worker import Worker
 from tickler.adapters.stores._postgres import SessionLost
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._host import FollowUp
 from tickler.shell._ports import NewEvent
 from tickler.shell._session import open_session

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tickler.adapters._worker import Worker
+from tickler.adapters.worker._worker import Worker
 from tickler.core import parse_instant
 from tickler.shell._clock import VirtualClock
 from tickler.shell._runtime import ScheduleRuntime

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tickler.adapters._worker import Worker
 from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._ports import SessionLocked, StoreError
 from tickler.shell._runtime import ScheduleRuntime
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import httpx
 
-from tickler.adapters._health import HealthServer, Readiness
-from tickler.adapters._worker import Worker
 from tickler.adapters.stores._postgres import PostgresStore
 from tickler.adapters.stores._sqlite import SqliteStore
+from tickler.adapters.worker._health import HealthServer, Readiness
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._host import FollowUp
 
 from .net_support import proxied

@@ -14,9 +14,9 @@ import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tickler.adapters._worker import Worker
 from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
 from tickler.adapters.stores._sqlite import SqliteStore
+from tickler.adapters.worker._worker import Worker
 from tickler.core import format_instant
 from tickler.shell._clock import VirtualClock
 from tickler.shell._runtime import ScheduleRuntime

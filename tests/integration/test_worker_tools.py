@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tickler.adapters._delivery_callable import DeliverCallable
-from tickler.adapters._delivery_target import delivery_target
-from tickler.adapters._tools import ToolCaller
-from tickler.adapters._worker import Worker
+from tickler.adapters.delivery._callable import DeliverCallable
+from tickler.adapters.delivery._target import delivery_target
+from tickler.adapters.frameworks._tools import ToolCaller
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._host import FollowUp
 
 from .pgsupport import PgSchema, pg_schema  # noqa: F401 - the fixture

@@ -14,10 +14,10 @@ import asyncio
 import sys
 from pathlib import Path
 
-from tickler.adapters._dashboard_app import create_app
-from tickler.adapters._dashboard_serve import listen, serve
-from tickler.adapters._read_files import JsonlReadModel, Stamp
-from tickler.adapters._read_views import Summary
+from tickler.adapters.dashboard._app import create_app
+from tickler.adapters.dashboard._serve import listen, serve
+from tickler.adapters.read._files import JsonlReadModel, Stamp
+from tickler.adapters.read._views import Summary
 
 
 class HungReads(JsonlReadModel):

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from tickler.adapters._delivery import DeliveryHost
-from tickler.adapters._delivery_callable import DeliverCallable, DeliverFunction
-from tickler.adapters._worker import Worker
+from tickler.adapters.delivery._callable import DeliverCallable, DeliverFunction
+from tickler.adapters.delivery._hosts import DeliveryHost
 from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
+from tickler.adapters.worker._worker import Worker
 from tickler.shell._host import FollowUp, IdleClaim
 from tickler.shell._records import DELIVERED, FOLLOWUP, decode_delivered, decode_followup
 from tickler.shell._runtime import ScheduleRuntime

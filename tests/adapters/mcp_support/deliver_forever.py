@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tickler.adapters._delivery import DeliverCommand
+from tickler.adapters.delivery._hosts import DeliverCommand
 from tickler.core import Occurrence
 from tickler.shell._host import FollowUp
 

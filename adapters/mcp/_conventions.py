@@ -3,7 +3,7 @@ and behaviour hints per tool, an output schema MCP accepts, and the
 structured content and error flag of each answer.
 
 Pure functions over the catalog and the runtime's text; the MCP server
-(:mod:`tickler.adapters._mcp_server`) turns them into SDK types.
+(:mod:`tickler.adapters.mcp._server`) turns them into SDK types.
 
 * ``outputSchema`` is the catalog's output schema (a ``oneOf`` over the
   success shapes and the ten closed error shapes) with an object root, as MCP

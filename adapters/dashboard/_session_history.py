@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tickler.adapters._read_model import is_dsn
+from tickler.adapters.read._model import is_dsn
 from tickler.adapters.stores._files import open_regular
 from tickler.core import (
     SCHEDULE_CHANGE,

@@ -99,7 +99,7 @@ def open_store(source: str, *, schema: str, wait_s: float) -> SessionStore:
     """The store ``source`` names: a PostgreSQL DSN, a JSONL store
     directory or an SQLite store file (never made here). OperatorError
     for anything else or a DSN that does not parse."""
-    from tickler.adapters._read_model import is_dsn, is_sqlite_file
+    from tickler.adapters.read._model import is_dsn, is_sqlite_file
 
     path = Path(source)
     try:
@@ -139,7 +139,7 @@ class Operator:
         by: str,
         snooze_seconds: int | None = None,
     ) -> Done:
-        from tickler.adapters._read_model import is_dsn
+        from tickler.adapters.read._model import is_dsn
 
         command = command_for(action, reminder_id, by, snooze_seconds)
         if is_dsn(self.source):  # its pool belongs to this event loop

@@ -18,8 +18,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Final
 
-from tickler.adapters._read_query import SORTS, ReadModel
-from tickler.adapters._read_views import DeliveryView, ReminderView
+from tickler.adapters.read._query import SORTS, ReadModel
+from tickler.adapters.read._views import DeliveryView, ReminderView
 from tickler.adapters.stores._files import open_regular
 from tickler.shell import StoreError
 
@@ -68,7 +68,7 @@ def open_read_model(
 @asynccontextmanager
 async def _opened(source: str, schema: str) -> AsyncIterator[ReadModel]:
     if is_dsn(source):
-        from tickler.adapters._read_postgres import PostgresReadModel
+        from tickler.adapters.read._postgres import PostgresReadModel
 
         model = await PostgresReadModel.connect(source, schema)
         try:
@@ -76,8 +76,8 @@ async def _opened(source: str, schema: str) -> AsyncIterator[ReadModel]:
         finally:
             await model.close()
         return
-    from tickler.adapters._read_files import JsonlReadModel
-    from tickler.adapters._read_sqlite import SqliteReadModel
+    from tickler.adapters.read._files import JsonlReadModel
+    from tickler.adapters.read._sqlite import SqliteReadModel
 
     if _file_kind(source) == "directory":
         yield JsonlReadModel(Path(source))

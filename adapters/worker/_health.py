@@ -7,7 +7,7 @@ served by the worker's own event loop (asyncio streams, no dependency).
   a database back, and every worker restarting at once would not help it.
 * ``GET /readyz``: 200 once the worker has started (the store answered),
   while its last successful store round trip is at most the worker's
-  readiness bound old (see :meth:`~tickler.adapters._worker.Worker.readiness`),
+  readiness bound old (see :meth:`~tickler.adapters.worker._worker.Worker.readiness`),
   and until it is asked to stop; else 503 with the reason in one line.
 
 Anything else is 404 (another path) or 405 (another method); ``HEAD`` is

@@ -19,7 +19,7 @@ tools)``, also gets the session's tools (``session.tools``: ``call_tool``,
 e.g. for ``schedule_toolset(tools)``), so the resumed turn can create, list
 and delete reminders while the worker holds the session: the hand-over runs
 outside the session's queue, so those calls never wait on the delivery.
-:func:`~tickler.adapters._delivery_target.delivery_target` (``function=``) makes
+:func:`~tickler.adapters.delivery._target.delivery_target` (``function=``) makes
 the host factory that passes them.
 """
 
@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final, cast
 
-from tickler.adapters._delivery import DeliveryFailed, DeliveryHost, _positive
-from tickler.adapters._tools import ToolCaller
+from tickler.adapters.delivery._hosts import DeliveryFailed, DeliveryHost, _positive
+from tickler.adapters.frameworks._tools import ToolCaller
 from tickler.shell import FollowUp
 
 DEFAULT_CALLABLE_TIMEOUT_S: Final = 30.0

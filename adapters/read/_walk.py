@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tickler.adapters._read_query import matches
-from tickler.adapters._read_views import ReminderFacts, Summary
+from tickler.adapters.read._query import Query
+from tickler.adapters.read._views import ReminderFacts, Summary
 from tickler.adapters.stores._wakes import DUE_NOW, WakeRow
 
 PAGE: Final = 500
@@ -110,19 +110,6 @@ def plan_of(
     return Plan(read, timed, quiet)
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
-    now_ms: int
-    due_within_ms: int | None
-    failing: bool
-    sort: str
-    limit: int | None
-
-    @property
-    def horizon(self) -> int | None:
-        return None if self.due_within_ms is None else self.now_ms + self.due_within_ms
-
-
 class _Lead:
     """The reminders found so far, counted as they surely lead the sort
     whatever the sessions not read yet hold: each of theirs is due at or
@@ -141,7 +128,7 @@ class _Lead:
         query = self.query
         self.found += facts
         for fact in facts:
-            if not matches(fact, query.now_ms, query.due_within_ms, False):
+            if not query.within(fact):
                 continue
             if query.sort == "failures" and fact.failures > 0:
                 self._ahead += 1
@@ -164,19 +151,8 @@ class _Lead:
             count += sum(1 for session_id in self._never if session_id <= through)
         if count < self.query.limit:
             return False
-        self.found = [fact for fact in self.found if self._leads(fact, bound, through)]
+        self.found = [fact for fact in self.found if self.query.leads(fact, bound, through)]
         return True
-
-    def _leads(self, fact: ReminderFacts, bound: int | None, through: str | None) -> bool:
-        query = self.query
-        if not matches(fact, query.now_ms, query.due_within_ms, False):
-            return False
-        if query.sort == "failures" and fact.failures > 0:
-            return True
-        due = fact.next_due_ms
-        if due is not None:
-            return bound is None or due < bound
-        return through is not None and fact.session_id <= through
 
 
 def _facts(summaries: Iterable[Summary]) -> list[ReminderFacts]:

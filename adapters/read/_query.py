@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
-from tickler.adapters._read_views import DeliveryView, ReminderView
+from tickler.adapters.read._views import DeliveryView, ReminderView
 
 SORTS: Final = ("due", "session", "failures")
 """``due``: the soonest first (none last); ``session``: by session, then
@@ -77,18 +77,9 @@ class ReadModel(ABC):
         return Overview(ids, due, failing, deliveries, problems)
 
 
-def check_query(sort: str, limit: int | None, due_within_ms: int | None) -> None:
-    if sort not in SORTS:
-        raise ValueError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
-    if limit is not None and limit < 0:
-        raise ValueError("limit must be 0 or more")
-    if due_within_ms is not None and due_within_ms < 0:
-        raise ValueError("due_within_ms must be 0 or more")
-
-
 class Ranked(Protocol):
     """What filtering and sorting look at: a :class:`ReminderView`, or the
-    :class:`~tickler.adapters._read_views.ReminderFacts` it is made from
+    :class:`~tickler.adapters.read._views.ReminderFacts` it is made from
     (none of these depends on the query's ``now``), so a reader can cut
     first and make views of the rows kept only."""
 
@@ -108,7 +99,7 @@ R = TypeVar("R", bound=Ranked)
 
 
 def sort_key(sort: str) -> Callable[[Ranked], tuple[object, ...]]:
-    """The key :func:`select` sorts by (see :data:`SORTS`)."""
+    """The key :meth:`Query.select` sorts by (see :data:`SORTS`)."""
 
     def due(view: Ranked) -> tuple[bool, int]:
         return view.next_due_ms is None, view.next_due_ms or 0
@@ -120,28 +111,66 @@ def sort_key(sort: str) -> Callable[[Ranked], tuple[object, ...]]:
     return lambda v: (*due(v), v.session_id, v.id)
 
 
-def matches(view: Ranked, now_ms: int, due_within_ms: int | None, failing: bool) -> bool:
-    if failing and view.outbox != "failing":
-        return False
-    if due_within_ms is not None:
-        return view.next_due_ms is not None and view.next_due_ms <= now_ms + due_within_ms
-    return True
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One reminders query (see :meth:`ReadModel.reminders`), the read
+    model's one filter: which reminders it keeps (due within a horizon,
+    failing), how it sorts them and where it cuts. Every store's reader
+    answers through it, whichever sessions it reads; checked when made."""
 
+    now_ms: int
+    due_within_ms: int | None = None
+    failing: bool = False
+    sort: str = "due"
+    limit: int | None = None
 
-def select(
-    views: Iterable[R],
-    *,
-    now_ms: int,
-    due_within_ms: int | None,
-    failing: bool,
-    sort: str,
-    limit: int | None,
-) -> list[R]:
-    """Filter, sort and cut, in memory (views, or the facts they are made
-    from: see :class:`Ranked`)."""
-    chosen = [v for v in views if matches(v, now_ms, due_within_ms, failing)]
-    chosen.sort(key=sort_key(sort))
-    return chosen if limit is None else chosen[:limit]
+    def __post_init__(self) -> None:
+        if self.sort not in SORTS:
+            raise ValueError(f"unknown sort {self.sort!r}: use one of {', '.join(SORTS)}")
+        if self.limit is not None and self.limit < 0:
+            raise ValueError("limit must be 0 or more")
+        if self.due_within_ms is not None and self.due_within_ms < 0:
+            raise ValueError("due_within_ms must be 0 or more")
+
+    @property
+    def horizon(self) -> int | None:
+        """The last instant a reminder kept may be due at (None: any)."""
+        return None if self.due_within_ms is None else self.now_ms + self.due_within_ms
+
+    def within(self, view: Ranked) -> bool:
+        """Due at or before the horizon (overdue included), when there is one."""
+        if self.due_within_ms is None:
+            return True
+        return view.next_due_ms is not None and view.next_due_ms <= self.now_ms + self.due_within_ms
+
+    def matches(self, view: Ranked) -> bool:
+        """Kept by the query: within the horizon and, when ``failing``, failing."""
+        if self.failing and view.outbox != "failing":
+            return False
+        return self.within(view)
+
+    def select(self, views: Iterable[R]) -> list[R]:
+        """Filter, sort and cut, in memory (views, or the facts they are made
+        from: see :class:`Ranked`)."""
+        chosen = [v for v in views if self.matches(v)]
+        chosen.sort(key=sort_key(self.sort))
+        return chosen if self.limit is None else chosen[: self.limit]
+
+    def leads(self, view: Ranked, bound: int | None, through: str | None = None) -> bool:
+        """Whether ``view`` (of a query that is not ``failing``) surely sorts
+        ahead of every reminder of the sessions not read yet, each of which
+        fails nothing and is due at or after ``bound`` (None: due never, and
+        then, when ``through`` is given, in a session after it by id): it is
+        within the horizon and failing (sorted by failures), or due before
+        ``bound``, or due never in a session at or before ``through``."""
+        if not self.within(view):
+            return False
+        if self.sort == "failures" and view.failures > 0:
+            return True
+        due = view.next_due_ms
+        if due is not None:
+            return bound is None or due < bound
+        return through is not None and view.session_id <= through
 
 
 def latest_first(rows: Iterable[DeliveryView], limit: int) -> list[DeliveryView]:

@@ -10,7 +10,7 @@ runtime, exactly as an LLM would:
   least 5 minutes: the floor is 300 s)
 * "every weekday at 9 to write notes", "every Monday at 8am", "on weekdays
   at 17:00": a calendar rule in the viewer's zone
-  (:mod:`tickler.adapters._calendar_phrases`), its next occurrences shown
+  (:mod:`tickler.adapters.offline._calendar_phrases`), its next occurrences shown
 * "list", "delete schedule-2"
 * "my name is Ada": remembered, and used when a reminder turn is presented
 
@@ -33,8 +33,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
-from tickler.adapters._calendar_phrases import calendar_request
 from tickler.adapters._times import UTC_ZONE, when_text
+from tickler.adapters.offline._calendar_phrases import calendar_request
 from tickler.core import parse_instant, resolve_zone
 from tickler.shell import TURN, TURN_INPUT, SessionLog, TurnInput, TurnRecord
 

@@ -1,7 +1,7 @@
 """The dashboard's operator actions and its session view.
 
 Buttons are served only when the dashboard has a token (even on
-loopback) and an :class:`~tickler.adapters._operate.Operator`. Every
+loopback) and an :class:`~tickler.adapters.operate._operate.Operator`. Every
 action is two POSTs: the button asks for a confirmation page, whose form
 (naming the operator) does it. Each POST must come from the dashboard's
 own pages: an ``Origin`` header naming the request's own ``Host`` (a
@@ -24,11 +24,11 @@ from typing import Final, cast
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from tickler.adapters._dashboard_view import ReminderLine, moment, reminder_line
 from tickler.adapters._extras import missing_extra
-from tickler.adapters._operate import ACTIONS, Action, Operator, OperatorError
-from tickler.adapters._read_model import ReadModel
-from tickler.adapters._session_history import history, read_session
+from tickler.adapters.dashboard._session_history import history, read_session
+from tickler.adapters.dashboard._view import ReminderLine, moment, reminder_line
+from tickler.adapters.operate._operate import ACTIONS, Action, Operator, OperatorError
+from tickler.adapters.read._model import ReadModel
 from tickler.core import CorruptScheduleLog
 from tickler.shell import StoreError
 

@@ -6,7 +6,7 @@ consistent view. No session's lock file is touched.
 A session's summary is kept between calls and read again only once its
 header or its number of events changed (its events are only ever
 appended). A query cut by ``limit`` or ``due_within`` walks the ``wakes``
-table (:mod:`tickler.adapters._read_walk`); a file from before the index
+table (:mod:`tickler.adapters.read._walk`); a file from before the index
 has none, and every session is read.
 """
 
@@ -19,15 +19,15 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Final
 
-from tickler.adapters._read_common import (
+from tickler.adapters.read._common import (
     FetchedRows,
     events_by_session,
     snapshots_by_session,
 )
-from tickler.adapters._read_files import PAUSED, Round, _InMemory, read_each
-from tickler.adapters._read_index import connect_read_only, rows_of
-from tickler.adapters._read_views import HISTORY_TYPES, Summary
-from tickler.adapters._read_walk import Plan, plan_of
+from tickler.adapters.read._files import PAUSED, Round, _InMemory, read_each
+from tickler.adapters.read._index import connect_read_only, rows_of
+from tickler.adapters.read._views import HISTORY_TYPES, Summary
+from tickler.adapters.read._walk import Plan, plan_of
 from tickler.shell import FOLLOWUP, StoreError
 
 CHUNK: Final = 500

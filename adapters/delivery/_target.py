@@ -8,20 +8,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
-from tickler.adapters._delivery import (
-    DEFAULT_COMMAND_TIMEOUT_S,
-    DEFAULT_URL_TIMEOUT_S,
-    DeliverCommand,
-    DeliverUrl,
-    _positive,
-)
-from tickler.adapters._delivery_callable import (
+from tickler.adapters.delivery._callable import (
     CALLABLE_NAME,
     DEFAULT_CALLABLE_TIMEOUT_S,
     DeliverCallable,
     DeliverFunction,
     is_host_factory,
     load_callable,
+)
+from tickler.adapters.delivery._hosts import (
+    DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_URL_TIMEOUT_S,
+    DeliverCommand,
+    DeliverUrl,
+    _positive,
 )
 from tickler.shell import AgentHost
 
@@ -71,13 +71,14 @@ def delivery_target(
     ``open_session(store, id, host=delivery_target(...))``. Exactly one of:
 
     * ``command``: run it with the follow-up JSON on stdin
-      (:class:`~tickler.adapters._delivery.DeliverCommand`; an argv, or a string split like a shell
-      would, run without one);
-    * ``url``: POST the follow-up JSON to it (:class:`~tickler.adapters._delivery.DeliverUrl`);
+      (:class:`~tickler.adapters.delivery._hosts.DeliverCommand`; an argv,
+      or a string split like a shell would, run without one);
+    * ``url``: POST the follow-up JSON to it
+      (:class:`~tickler.adapters.delivery._hosts.DeliverUrl`);
     * ``function``: call it (a callable, or a ``module:function`` name) as
       ``function(message, session)``, or ``function(message, session,
       tools)`` with the session's tools
-      (:class:`~tickler.adapters._delivery_callable.DeliverCallable`);
+      (:class:`~tickler.adapters.delivery._callable.DeliverCallable`);
     * ``target``: one of those as one string, as ``tickler worker
       --deliver`` takes it (see :func:`target_kind`).
 

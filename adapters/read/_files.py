@@ -1,10 +1,10 @@
 """The read model over the embedded stores: a JSONL directory and an SQLite
-file (:mod:`tickler.adapters._read_sqlite`). Every call runs off the event
+file (:mod:`tickler.adapters.read._sqlite`). Every call runs off the event
 loop; a session's summary is kept between calls and read again only once
 its log changed (a dashboard refreshes).
 
 * A query cut by ``limit`` or ``due_within`` walks the store's wake index
-  (:mod:`tickler.adapters._read_walk`) and reads only the sessions its
+  (:mod:`tickler.adapters.read._walk`) and reads only the sessions its
   answer needs; without an index it reads every session.
 * JSONL: each ``<session>.jsonl`` is read whole, without its lock, as
   ``tickler check`` reads it; a torn final line (a writer mid-append) is
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from tickler.adapters._off_loop import off_loop
-from tickler.adapters._read_common import deliveries_of, problem
-from tickler.adapters._read_index import jsonl_rows, passed_ms
-from tickler.adapters._read_query import Overview, ReadModel, check_query, select
-from tickler.adapters._read_views import (
+from tickler.adapters.read._common import deliveries_of, problem
+from tickler.adapters.read._index import jsonl_rows, passed_ms
+from tickler.adapters.read._query import Overview, Query, ReadModel
+from tickler.adapters.read._views import (
     HISTORY_TYPES,
     DeliveryView,
     ReminderFacts,
@@ -36,7 +36,7 @@ from tickler.adapters._read_views import (
     Summary,
     summarize,
 )
-from tickler.adapters._read_walk import Plan, Query, plan_of, walk
+from tickler.adapters.read._walk import Plan, plan_of, walk
 from tickler.adapters.stores._files import open_regular
 from tickler.core import parse_session_jsonl
 from tickler.shell import is_valid_session_id
@@ -96,15 +96,7 @@ def _facts(summaries: Sequence[Summary]) -> list[ReminderFacts]:
 def cut(facts: list[ReminderFacts], query: Query) -> list[ReminderView]:
     """Filter, sort and cut the facts, then make views of the rows kept (at
     the query's ``now``)."""
-    chosen = select(
-        facts,
-        now_ms=query.now_ms,
-        due_within_ms=query.due_within_ms,
-        failing=query.failing,
-        sort=query.sort,
-        limit=query.limit,
-    )
-    return [fact.at(query.now_ms) for fact in chosen]
+    return [fact.at(query.now_ms) for fact in query.select(facts)]
 
 
 def answer(store: Round, query: Query, session_id: str | None) -> list[ReminderView]:
@@ -178,7 +170,6 @@ class _InMemory(ReadModel):
         sort: str = "due",
         limit: int | None = None,
     ) -> list[ReminderView]:
-        check_query(sort, limit, due_within_ms)
         query = Query(now_ms, due_within_ms, failing, sort, limit)
         return await self._run(lambda store: answer(store, query, session_id))
 

@@ -12,8 +12,8 @@ from typing import Any, Final
 
 import msgspec
 
-from tickler.adapters._read_query import latest_first
-from tickler.adapters._read_views import (
+from tickler.adapters.read._query import latest_first
+from tickler.adapters.read._views import (
     DeliveryView,
     ReminderView,
     SessionRows,

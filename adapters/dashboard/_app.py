@@ -1,7 +1,7 @@
 """The dashboard as an ASGI app (Starlette): one page, rendered on the
 server from a template shipped in the package, that reloads itself, a
 view per session, and, with a token and an operator, buttons for the
-operator's actions (:mod:`~tickler.adapters._dashboard_actions`).
+operator's actions (:mod:`~tickler.adapters.dashboard._actions`).
 
 Needs the ``ui`` extra (Starlette, Jinja2; uvicorn serves it). Only GET
 (and HEAD) are answered, and POST for the actions; any other method is 405. With a token, every
@@ -21,14 +21,14 @@ from typing import Final
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from tickler.adapters._dashboard_actions import Actions, forms_for
-from tickler.adapters._dashboard_cache import SharedRead
-from tickler.adapters._dashboard_view import gather
 from tickler.adapters._extras import missing_extra
-from tickler.adapters._loopback import is_loopback_host_header
-from tickler.adapters._operate import Operator
-from tickler.adapters._read_model import ReadModel
 from tickler.adapters._times import local_zone
+from tickler.adapters.dashboard._actions import Actions, forms_for
+from tickler.adapters.dashboard._cache import SharedRead
+from tickler.adapters.dashboard._loopback import is_loopback_host_header
+from tickler.adapters.dashboard._view import gather
+from tickler.adapters.operate._operate import Operator
+from tickler.adapters.read._model import ReadModel
 from tickler.shell import StoreError, SystemClock
 
 try:
@@ -41,7 +41,7 @@ try:
 except ImportError as exc:
     raise missing_extra("dashboard", "ui") from exc
 
-TEMPLATES: Final = "tickler.adapters._dashboard_templates"
+TEMPLATES: Final = "tickler.adapters.dashboard._templates"
 _SYSTEM: Final = SystemClock()
 # The page runs no script and loads nothing: inline styles only, no frames,
 # and the URL (which may hold the token) is never sent on as a referrer.
@@ -93,7 +93,7 @@ class _TokenGate:
 
 class _LoopbackHostGate:
     """421 for every request whose ``Host`` is not a loopback name (see
-    :func:`~tickler.adapters._loopback.is_loopback_host_header`)."""
+    :func:`~tickler.adapters.dashboard._loopback.is_loopback_host_header`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
@@ -144,7 +144,7 @@ def create_app(
     (see SharedRead). ``source`` (the store's path or DSN, and its
     ``schema``) adds the session view; ``operator`` adds the operator's
     buttons, but only with a token (see
-    :mod:`~tickler.adapters._dashboard_actions`)."""
+    :mod:`~tickler.adapters.dashboard._actions`)."""
     viewer = local_zone() if zone is None else zone
     if token is not None and not token.strip():
         raise ValueError("the dashboard token is empty")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Final
 from zoneinfo import ZoneInfo
 
-from tickler.adapters._read_model import DeliveryView, ReadModel, ReminderView
 from tickler.adapters._times import UTC_ZONE, reads_as_utc, zone_named, zone_text
+from tickler.adapters.read._model import DeliveryView, ReadModel, ReminderView
 from tickler.core import ReminderState, format_instant, in_range
 
 HOUR_MS: Final = 3_600_000

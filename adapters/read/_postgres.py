@@ -31,11 +31,12 @@ for it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tickler.adapters._read_common import (
+from tickler.adapters._redact import redact
+from tickler.adapters.read._common import (
     FetchedRows,
     Row,
     deliveries_of,
@@ -44,9 +45,8 @@ from tickler.adapters._read_common import (
     reminders_of,
     snapshots_by_session,
 )
-from tickler.adapters._read_query import ReadModel, check_query, matches, select
-from tickler.adapters._read_views import HISTORY_TYPES, DeliveryView, ReminderView, Summary
-from tickler.adapters._redact import redact
+from tickler.adapters.read._query import Query, ReadModel
+from tickler.adapters.read._views import HISTORY_TYPES, DeliveryView, ReminderView, Summary
 from tickler.adapters.stores._postgres_schema import (
     check_version,
     schema_name,
@@ -88,11 +88,7 @@ class _Walk:
     """One query's walk: the sessions read so far and what it asks."""
 
     read: set[str]
-    horizon: int | None
-    now_ms: int
-    due_within_ms: int | None
-    sort: str
-    limit: int | None
+    query: Query
 
     def settled(
         self, views: list[ReminderView], bound: int | None, through: str | None = None
@@ -102,16 +98,9 @@ class _Walk:
         due at or after ``bound`` (None: due never) and, when ``through`` is
         given, is paused in a session whose id is after it, failing nothing
         (so it sorts after every row due, failing, or of an earlier session)."""
-        assert self.limit is not None
-        count = 0
-        for v in views:
-            if not matches(v, self.now_ms, self.due_within_ms, False):
-                continue
-            ahead = v.next_due_ms is not None and (bound is None or v.next_due_ms < bound)
-            ahead = ahead or (self.sort == "failures" and v.failures > 0)
-            ahead = ahead or (through is not None and v.session_id <= through)
-            count += ahead
-        return count >= self.limit
+        limit = self.query.limit
+        assert limit is not None
+        return sum(self.query.leads(v, bound, through) for v in views) >= limit
 
 
 class PostgresReadModel(ReadModel):
@@ -165,19 +154,10 @@ class PostgresReadModel(ReadModel):
         sort: str = "due",
         limit: int | None = None,
     ) -> list[ReminderView]:
-        check_query(sort, limit, due_within_ms)
+        query = Query(now_ms, due_within_ms, failing, sort, limit)
         self.problems = []
-        horizon = None if due_within_ms is None else now_ms + due_within_ms
-
-        def chosen(views: list[ReminderView]) -> list[ReminderView]:
-            return select(
-                views,
-                now_ms=now_ms,
-                due_within_ms=due_within_ms,
-                failing=failing,
-                sort=sort,
-                limit=limit,
-            )
+        horizon = query.horizon
+        chosen = query.select
 
         if session_id is not None:
             return chosen(reminders_of(await self._load([session_id]), now_ms))
@@ -191,9 +171,9 @@ class PostgresReadModel(ReadModel):
         waiting_ids = [i for i in await self._waiting_ids(now_ms) if i not in set(failing_ids)]
         views += reminders_of(await self._load(waiting_ids), now_ms)
         read = {*failing_ids, *waiting_ids}
-        walk = _Walk(read, horizon, now_ms, due_within_ms, sort, limit)
+        walk = _Walk(read, query)
         if sort == "session":
-            views += await self._walk_by_id(walk, chosen)
+            views += await self._walk_by_id(walk)
         else:
             views += await self._walk_by_due(walk, known=views)
             if horizon is None and (limit is None or not walk.settled(views, None)):
@@ -253,7 +233,7 @@ class PostgresReadModel(ReadModel):
         until ``limit`` reminders are sure to lead the sort."""
         found: list[ReminderView] = []
         after: tuple[int, str] | None = None
-        limit = walk.limit
+        limit = walk.query.limit
         # Each session holds a reminder due at or after its wake: about
         # ``limit`` sessions are often enough; the pages grow if not.
         size = PAGE if limit is None else max(16, limit + limit // 4)
@@ -264,8 +244,8 @@ class PostgresReadModel(ReadModel):
                 " AND (%s::bigint IS NULL OR (next_due_at, id) > (%s::bigint, %s::text))"
                 " ORDER BY next_due_at, id LIMIT %s",
                 (
-                    walk.horizon,
-                    walk.horizon,
+                    walk.query.horizon,
+                    walk.query.horizon,
                     None if after is None else after[0],
                     None if after is None else after[0],
                     None if after is None else after[1],
@@ -302,12 +282,10 @@ class PostgresReadModel(ReadModel):
             if len(page) < PAGE:
                 return found
             after = str(page[-1][0])
-            if walk.limit is not None and walk.settled([*known, *found], None, after):
+            if walk.query.limit is not None and walk.settled([*known, *found], None, after):
                 return found
 
-    async def _walk_by_id(
-        self, walk: _Walk, chosen: Callable[[list[ReminderView]], list[ReminderView]]
-    ) -> list[ReminderView]:
+    async def _walk_by_id(self, walk: _Walk) -> list[ReminderView]:
         """Sessions that hold anything, in id order, until ``limit`` rows:
         those with a wake (up to the horizon) or a failing hand-over, and,
         without a horizon, those that paused a reminder (no wake: all paused)."""
@@ -319,20 +297,20 @@ class PostgresReadModel(ReadModel):
                 " (next_due_at IS NOT NULL AND (%s::bigint IS NULL OR next_due_at <= %s::bigint))"
                 f" OR (%s::bigint IS NULL AND next_due_at IS NULL AND id IN ({_PAUSED_SESSIONS})))"
                 " ORDER BY id LIMIT %s",
-                (after, walk.horizon, walk.horizon, walk.horizon, PAGE),
+                (after, walk.query.horizon, walk.query.horizon, walk.query.horizon, PAGE),
             )
             found += await self._fresh([str(r[0]) for r in page], walk)
             if len(page) < PAGE:
                 return found
             after = str(page[-1][0])
-            if walk.limit is not None and len(chosen(found)) >= walk.limit:
+            if walk.query.limit is not None and len(walk.query.select(found)) >= walk.query.limit:
                 return found
 
     async def _fresh(self, ids: list[str], walk: _Walk) -> list[ReminderView]:
         """The reminders of the sessions of ``ids`` not read yet."""
         fresh = [i for i in ids if i not in walk.read]
         walk.read.update(fresh)
-        return reminders_of(await self._load(fresh), walk.now_ms)
+        return reminders_of(await self._load(fresh), walk.query.now_ms)
 
     # -- reading them ---------------------------------------------------------
 

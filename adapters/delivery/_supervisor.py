@@ -1,6 +1,6 @@
 """Runs one delivery command so that it never outlives the server (POSIX).
 
-:class:`tickler.adapters._delivery.DeliverCommand` starts this script with
+:class:`tickler.adapters.delivery._hosts.DeliverCommand` starts this script with
 the server's interpreter (``-I -S``: the standard library only), in a
 session of its own, as::
 

@@ -6,19 +6,19 @@ schemas, a title and behaviour hints each, and an output schema; it answers
 each call with exactly the text the runtime renders (one text block), the
 same value as ``structuredContent``, and ``isError: true`` when the value is
 one of the ten closed error codes (the model reads it and can fix its call).
-:mod:`tickler.adapters._mcp_conventions` has the details. The arguments reach
+:mod:`tickler.adapters.mcp._conventions` has the details. The arguments reach
 the runtime as the client sent them: nothing here validates or re-renders,
 except that a ``schedule_create`` prompt over ``MAX_PROMPT_LENGTH``
 characters is refused before it (``prompt_too_long``).
 
-The transport is tickler's own (:mod:`tickler.adapters._mcp_stdio`), not the
+The transport is tickler's own (:mod:`tickler.adapters.mcp._stdio`), not the
 SDK's: every line read gets an answer, arguments are read as the
 reference's ``JSON.parse`` reads them, and one call's size is capped (a
 line at ``MAX_LINE_BYTES``, a prompt at ``MAX_PROMPT_LENGTH`` characters).
 
 The server also runs the session (``open_session``). MCP clients do
 not start a model turn from a server notification, so due reminders go to a
-delivery target (:mod:`tickler.adapters._delivery`): a command fed the
+delivery target (:mod:`tickler.adapters.delivery._hosts`): a command fed the
 follow-up JSON on stdin, or a URL it is POSTed to.
 
 Run it as ``tickler mcp`` or, the same command with the same options, as::
@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tickler._version import __version__
 from tickler.adapters._extras import missing_extra
-from tickler.adapters._mcp_conventions import (
+from tickler.adapters.frameworks._tools import ToolCaller, schedule_tools, tools_profile
+from tickler.adapters.mcp._conventions import (
     TOOL_HINTS,
     output_schema,
     prompt_too_long,
     structured_answer,
 )
-from tickler.adapters._tools import ToolCaller, schedule_tools, tools_profile
 from tickler.adapters.stores._files import CorruptStore
 from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import (
@@ -67,7 +67,7 @@ SERVER_NAME: Final = "tickler"
 
 HostFactory = Callable[[Session], AgentHost]
 """Makes the session's delivery target (see
-:func:`~tickler.adapters._delivery_target.delivery_target`)."""
+:func:`~tickler.adapters.delivery._target.delivery_target`)."""
 
 
 def require_mcp() -> None:
@@ -182,7 +182,7 @@ async def serve_stdio(
 
 
 async def _serve(tools: ToolCaller) -> None:
-    from tickler.adapters._mcp_stdio import stdio_transport
+    from tickler.adapters.mcp._stdio import stdio_transport
 
     server = create_server(tools)
     async with stdio_transport() as (read_stream, write_stream):

@@ -13,9 +13,9 @@ Both hosts send one JSON document per follow-up::
 * :class:`DeliverUrl` POSTs the document (``application/json``): a 2xx
   status means delivered.
 
-(:class:`~tickler.adapters._delivery_callable.DeliverCallable` calls a
+(:class:`~tickler.adapters.delivery._callable.DeliverCallable` calls a
 Python function instead.)
-:func:`~tickler.adapters._delivery_target.delivery_target` makes the host
+:func:`~tickler.adapters.delivery._target.delivery_target` makes the host
 factory of any of them for ``open_session(..., host=...)``, ``tickler mcp``
 and ``tickler worker``.
 
@@ -36,7 +36,7 @@ target that must never see a repeat keeps the keys it has taken.
 :meth:`DeliveryHost.aclose` stops a host at shutdown: the attempt in flight
 ends at once (a command is killed with its process group), not at its
 deadline. A command never outlives the server, even one killed by SIGKILL:
-see :mod:`tickler.adapters._delivery_supervisor`.
+see :mod:`tickler.adapters.delivery._supervisor`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ MAX_RESPONSE_BODY: Final = 64 * 1024
 """Bytes of a URL target's response body read at most (only the status
 counts; the rest is never waited for)."""
 
-_SUPERVISOR: Final = Path(__file__).with_name("_delivery_supervisor.py")
+_SUPERVISOR: Final = Path(__file__).with_name("_supervisor.py")
 _SUPERVISOR_GRACE_S: Final = 10.0  # it kills and reaps within milliseconds
 
 

@@ -49,7 +49,7 @@ import anyio
 import anyio.to_thread
 from pydantic import ValidationError
 
-from tickler.adapters._mcp_conventions import message_json
+from tickler.adapters.mcp._conventions import message_json
 from tickler.core import deep_json_loads, deep_json_value
 
 if TYPE_CHECKING:
@@ -262,7 +262,7 @@ def encode_message(message: JSONRPCMessage) -> bytes:
     """The message as one JSON text, UTF-8 (no newline): what the SDK's
     transport writes, serialised once. A lone surrogate (which UTF-8 cannot
     carry as a character) is written as its ``\\uXXXX`` escape, as the tool's
-    text writes it (:func:`~tickler.adapters._mcp_conventions.message_json`);
+    text writes it (:func:`~tickler.adapters.mcp._conventions.message_json`);
     a message that still cannot be serialised becomes an internal error for
     its request, or raises ``ValueError``."""
     from mcp.types import INTERNAL_ERROR, JSONRPCError, JSONRPCResponse, jsonrpc_message_adapter

@@ -26,8 +26,8 @@ Sessions are claimed earliest wake first (the wake index's order), so after
 an outage the oldest due reminders go first; within a session, a missed
 fixed-rate reminder is delivered once, its latest occurrence. With
 ``max_rate`` a worker hands over at most that many follow-ups a second
-(:mod:`tickler.adapters._pacing`). :meth:`Worker.readiness` says whether the
-worker is serving (``tickler worker --health``: :mod:`tickler.adapters._health`).
+(:mod:`tickler.adapters.worker._pacing`). :meth:`Worker.readiness` says whether the
+worker is serving (``tickler worker --health``: :mod:`tickler.adapters.worker._health`).
 
 A target that fails is tried again with backoff (1, 2, 4 ... 60 s, kept in
 the wake index), never lost. A session that cannot be read (a bad stored
@@ -55,9 +55,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
-from tickler.adapters._health import HealthServer, Readiness, readiness_of
-from tickler.adapters._pacing import Pace
 from tickler.adapters.stores._wake_claims import SET_ASIDE
+from tickler.adapters.worker._health import HealthServer, Readiness, readiness_of
+from tickler.adapters.worker._pacing import Pace
 from tickler.core import DEFAULT_PROFILE, Profile
 from tickler.shell import (
     DELIVERED,
@@ -95,7 +95,7 @@ def readiness_bound(poll_s: float) -> float:
 
 HostFactory = Callable[[Session], AgentHost]
 """Builds a claimed session's delivery target (see
-:func:`~tickler.adapters._delivery_target.delivery_target`), or its agent (the
+:func:`~tickler.adapters.delivery._target.delivery_target`), or its agent (the
 factory a live process gives ``open_session``)."""
 
 
@@ -429,7 +429,7 @@ async def run_worker(
     whether such a signal came while the process was starting (the CLI
     catches them from its first moment), so it stops at once. ``health``
     (host, port) serves ``/livez`` and ``/readyz`` from the start (raises
-    :class:`~tickler.adapters._health.HealthUnavailable` when it cannot
+    :class:`~tickler.adapters.worker._health.HealthUnavailable` when it cannot
     listen there)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

@@ -1,0 +1,1 @@
+"""The dashboard (``tickler ui``): the page, its operator actions and the server that serves it."""

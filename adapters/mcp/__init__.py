@@ -1,0 +1,1 @@
+"""The MCP server for one session and its stdio transport."""

@@ -1,0 +1,1 @@
+"""A small rule-based model, so the demo and ``tickler chat`` work offline."""

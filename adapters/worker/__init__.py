@@ -1,0 +1,1 @@
+"""The worker (``tickler worker``): delivers the sessions no process holds, paced."""
