@@ -39,7 +39,7 @@ from tickler.core._commands import (
     UpdateSchedule,
     parse_tool_call,
 )
-from tickler.core._decide import decide, next_target, reminder_standing
+from tickler.core._decide import Decision, decide, next_target, reminder_standing
 
 # The JSON reader for any nesting depth (the MCP transport reads messages with it).
 from tickler.core._deepjson import loads as deep_json_loads
@@ -163,6 +163,7 @@ __all__ = [
     "CreateEvery",
     "CreateSchedule",
     "Created",
+    "Decision",
     "DeleteChange",
     "DeleteChangeV2",
     "DeleteSchedule",

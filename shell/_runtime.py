@@ -1,12 +1,13 @@
 """``ScheduleRuntime``: executes the core's decisions for one session.
 
 One FIFO per session for tool calls and deliveries; a flush before every
-read and a barrier after every write; state kept incrementally with
-``core.evolve``; due reminders delivered through an outbox (dispatch changes
-and the follow-up in one atomic append, flushed before the host hears of
-it); the hand-over to the host outside the FIFO, so a slow or hung host never
-delays a tool call; one process-wide timer heap; failed flushes and
-hand-overs retried with backoff instead of waiting for the next activity.
+read and a barrier after every write; state kept incrementally (the state
+each ``core.decide`` returns with its changes); due reminders delivered
+through an outbox (dispatch changes and the follow-up in one atomic append,
+flushed before the host hears of it); the hand-over to the host outside
+the FIFO, so a slow or hung host never delays a tool call; one
+process-wide timer heap; failed flushes and hand-overs retried with backoff
+instead of waiting for the next activity.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from tickler.core import (
     Wait,
     decide,
     encode_change,
-    fold_changes,
     parse_tool_call,
     persistence_uncertain,
     render,
@@ -324,14 +324,15 @@ class ScheduleRuntime:
                 return Failure(CORRUPT_LOG)
             now = self._clock.now_ms()
             try:
-                changes, result = decide(loaded.state, command, now, profile=self._profile)
+                decision = decide(loaded.state, command, now, profile=self._profile)
+                changes, result = decision
             except Exception:  # a fault in the rules is the call's answer, as in ``handle``
                 logger.exception("schedule: the rules failed on a %s call", operation)
                 return Failure(INTERNAL_ERROR)
             if not changes:
                 return result  # type: ignore[return-value] # a tool command's outcome
             created_id = _created_id(result.value_or(None))
-            if not self._commit(changes, now):
+            if not self._commit(changes, decision.state, now):
                 return Failure(INTERNAL_ERROR)
             _telemetry.committed(result.value_or(None))
             self._rearm(now)  # the change is live: it fires even if the barrier fails
@@ -346,11 +347,13 @@ class ScheduleRuntime:
                 return Failure(persistence_uncertain(operation, created_id or known_id))
             return result  # type: ignore[return-value] # a tool command's outcome
 
-    def _commit(self, changes: tuple[ScheduleChange, ...], now: int, *extra: NewEvent) -> bool:
+    def _commit(
+        self, changes: tuple[ScheduleChange, ...], state: State, now: int, *extra: NewEvent
+    ) -> bool:
         """Append ``changes`` (+ ``extra``) atomically; the state follows
-        only when the append succeeded."""
+        (``state``: the one ``decide`` made with them) only when the append
+        succeeded."""
         loaded = self._current()
-        state = fold_changes(changes, loaded.state)
         batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
         try:
             self._log.append([*batch, *extra])
@@ -450,7 +453,8 @@ class ScheduleRuntime:
         # Decide again under the claim, from a fresh clock sample: the clock
         # may have been rolled back since the timer fired.
         now = self._clock.now_ms()
-        changes, result = decide(self._current().state, DeliverDue(), now)
+        decision = decide(self._current().state, DeliverDue(), now)
+        changes, result = decision
         outcome = result.value_or(None)
         if not isinstance(outcome, Delivery):
             self._arm(outcome.next_wake if isinstance(outcome, Wait) else None)
@@ -458,7 +462,7 @@ class ScheduleRuntime:
         message = followup_for(outcome)
         _log_skipped(outcome)
         followup = NewEvent(FOLLOWUP, encode_followup(message), now)
-        if not self._commit(changes, now, followup):
+        if not self._commit(changes, decision.state, now, followup):
             self._retry_later()
             return None
         self._current().outbox[message.key] = message
