@@ -76,15 +76,16 @@ from tickler.core._outcomes import (
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
+    DueNext,
     ReminderState,
     Standing,
     after_seconds_rule,
     bounded_step,
     count_rule,
+    due_rule,
     end_rule,
     every_interval_rule,
     id_breach,
-    is_due,
     operator_breach,
     paused_rule,
     request_id_breach,
@@ -535,18 +536,26 @@ def _delete(state: State, command: DeleteSchedule, profile: Profile) -> _Pair:
 
 
 def _deliver_due(state: State, now: int) -> _Pair:
-    """One due one-shot (earliest target, then creation order); else one batch
-    of every due fixed-rate record, each at its latest occurrence; else wait."""
-    first_one_shot = state.one_shots.first()
-    if first_one_shot is not None and is_due(first_one_shot[0], now):
-        record = state.entries[first_one_shot[2]].record
-        occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
-        delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
-        return (dispatch(record.id),), Success(delivery)
-    first_every = state.everies.first()
-    if first_every is not None and is_due(first_every[0], now):
-        return _every_batch(state, now)
-    return (), Success(Wait(next_target(state)))
+    """The rulebook's due order (:func:`~tickler.core._rules.due_rule`):
+    one due one-shot (earliest target, then creation order); else one batch
+    of every due recurring record, each at its latest occurrence; else
+    wait."""
+    first_one_shot, first_every = state.one_shots.first(), state.everies.first()
+    match due_rule(
+        None if first_one_shot is None else first_one_shot[0],
+        None if first_every is None else first_every[0],
+        now,
+    ):
+        case DueNext.ONE_SHOT:
+            assert first_one_shot is not None
+            record = state.entries[first_one_shot[2]].record
+            occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
+            delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
+            return (dispatch(record.id),), Success(delivery)
+        case DueNext.BATCH:
+            return _every_batch(state, now)
+        case None:
+            return (), Success(Wait(next_target(state)))
 
 
 def next_target(state: State) -> int | None:
