@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters testing -name '*.py' -o -name '*.html' 2
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard bench-pg-scale clean
+.PHONY: install browser demo test test-explore mutants lint specs docs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard bench-pg-scale clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -69,7 +69,14 @@ lint: install
 	$(BIN)/python tests/architecture/import_rules.py
 	@# Module names from the folders, not the clone's directory name (any name lints).
 	$(BIN)/mypy --explicit-package-bases core shell adapters tests bench specs examples \
-	    testing _contract_child.py
+	    testing docs _contract_child.py
+
+# The documentation site (MkDocs, docs/ and mkdocs.yml) into site/, in strict
+# mode: a broken link or anchor, or an API name that does not resolve, fails
+# it. make test builds it too (tests/e2e/test_docs.py). Nothing is fetched.
+# The theme's banner about its successor is silenced; its warnings are not.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Regenerate the checked-in contracts under specs/ from the code.
 specs: install
@@ -133,4 +140,4 @@ bench-calendar-ops: install
 	$(BIN)/python -m bench.calendar_ops
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build site *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

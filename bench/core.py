@@ -63,7 +63,7 @@ from tickler.core import (
     parse_instant,
     parse_session_jsonl,
 )
-from tickler.core._session import event
+from tickler.core.wire._session import event
 
 FOLD_TARGET_EVENTS_PER_S: Final = 300_000
 RATIO_TARGET: Final = 1.3

@@ -43,8 +43,8 @@ from typing import Final
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
 from croniter import croniter  # type: ignore[import-untyped]
 
-from tickler.core._calendar import CalendarRule, catch_up, next_occurrence, parse_calendar
-from tickler.core._zones import resolve_zone
+from tickler.core.timing._calendar import CalendarRule, catch_up, next_occurrence, parse_calendar
+from tickler.core.timing._zones import resolve_zone
 
 RULES: Final = (
     ("0 9 * * mon-fri", "weekday mornings"),

@@ -30,7 +30,7 @@ from tickler.core import (
     fold_changes,
     parse_tool_call,
 )
-from tickler.core._session import event
+from tickler.core.wire._session import event
 from tickler.shell._host import FollowUp
 from tickler.shell._loading import Loaded, next_wake
 from tickler.shell._ports import FailureIndex, NewEvent, SessionLog, Snapshot, WakeIndex

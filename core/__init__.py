@@ -4,22 +4,8 @@ Instants are ``int`` epoch milliseconds (UTC); the caller passes ``now``.
 Nothing here performs I/O, reads a clock, uses asyncio or randomness.
 """
 
-from tickler.core._at import parse_at
-from tickler.core._calendar import (
-    CalendarMsg,
-    CalendarRule,
-    CatchUp,
-    catch_up,
-    count_occurrences,
-    latest_occurrence_at_or_before,
-    local_time_text,
-    next_occurrence,
-    next_occurrences,
-    parse_calendar,
-)
 from tickler.core._catalog import JsonSchema, tool_catalog
 from tickler.core._check import check_log
-from tickler.core._chunkrows import PACKED_TYPES
 from tickler.core._codec import change_json, decode_change, decode_change_value, encode_change
 from tickler.core._commands import (
     CREATE,
@@ -40,10 +26,6 @@ from tickler.core._commands import (
     parse_tool_call,
 )
 from tickler.core._decide import Decision, decide, next_target, reminder_standing
-
-# The JSON reader for any nesting depth (the MCP transport reads messages with it).
-from tickler.core._deepjson import loads as deep_json_loads
-from tickler.core._deepjson import parse_value as deep_json_value
 from tickler.core._errors import (
     CORRUPT_LOG,
     ERROR_CODES,
@@ -58,15 +40,6 @@ from tickler.core._errors import (
 )
 from tickler.core._fixedrate import EveryOccurrence, resolve_every_occurrence
 from tickler.core._framing import every_batch_framing, one_shot_framing
-from tickler.core._instant import (
-    MAX_INSTANT_MS,
-    MIN_INSTANT_MS,
-    format_instant,
-    in_range,
-    parse_instant,
-)
-from tickler.core._jsnum import MAX_SAFE_INTEGER
-from tickler.core._jstext import js_string
 from tickler.core._model import (
     MIN_EVERY_INTERVAL_SECONDS,
     SCHEDULE_CHANGE_VERSION,
@@ -108,8 +81,37 @@ from tickler.core._rules import (
     series_step,
     standing_rule,
 )
-from tickler.core._session import (
+from tickler.core._snapshot import SnapshotError, decode_state, encode_state
+from tickler.core._state import EMPTY_STATE, SCHEDULE_CHANGE, State, evolve, fold, fold_changes
+from tickler.core._tools import handle
+from tickler.core.timing import (
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    TZDATA_VERSION,
+    CalendarMsg,
+    CalendarRule,
+    CatchUp,
+    catch_up,
+    count_occurrences,
+    format_instant,
+    in_range,
+    latest_occurrence_at_or_before,
+    local_time_text,
+    next_occurrence,
+    next_occurrences,
+    parse_at,
+    parse_calendar,
+    parse_instant,
+    resolve_zone,
+    zone_by_key,
+)
+
+# deep_json_*: the JSON reader for any nesting depth (the MCP transport reads
+# messages with it).
+from tickler.core.wire import (
     BLANK_LINE,
+    MAX_SAFE_INTEGER,
+    PACKED_TYPES,
     ParsedSession,
     SessionEvent,
     SessionFileError,
@@ -117,14 +119,13 @@ from tickler.core._session import (
     decode_event_line,
     decode_header_line,
     decode_record_line,
+    deep_json_loads,
+    deep_json_value,
     event,
     is_json,
+    js_string,
     parse_session_jsonl,
 )
-from tickler.core._snapshot import SnapshotError, decode_state, encode_state
-from tickler.core._state import EMPTY_STATE, SCHEDULE_CHANGE, State, evolve, fold, fold_changes
-from tickler.core._tools import handle
-from tickler.core._zones import TZDATA_VERSION, resolve_zone, zone_by_key
 
 __all__ = [
     "BLANK_LINE",

@@ -8,8 +8,8 @@ from itertools import chain
 from returns.result import Failure, Result, Success
 
 from tickler.core._errors import CorruptScheduleLog
-from tickler.core._session import SessionEvent
 from tickler.core._state import State, fold
+from tickler.core.wire import SessionEvent
 
 
 def check_log(

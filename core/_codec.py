@@ -15,10 +15,7 @@ from typing import Final
 
 import msgspec
 
-from tickler.core._deepjson import loads_any_depth
 from tickler.core._errors import CorruptScheduleLog
-from tickler.core._instant import parse_instant
-from tickler.core._jstext import js_string
 from tickler.core._model import (
     AfterSchedule,
     AtSchedule,
@@ -54,6 +51,8 @@ from tickler.core._rules import (
     reschedule_rule,
 )
 from tickler.core._wire import fast_decode
+from tickler.core.timing import parse_instant
+from tickler.core.wire import js_string, loads_any_depth
 
 _CREATE_KEYS: Final = frozenset({"version", "operation", "schedule"})
 _CALENDAR_KEYS: Final = frozenset(

@@ -22,9 +22,7 @@ from msgspec import UNSET
 from returns.pipeline import is_successful
 from returns.result import Failure, Result, Success
 
-from tickler.core._at import parse_at
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
-from tickler.core._jsnum import holds_lossy_number, is_json_number
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
@@ -40,6 +38,8 @@ from tickler.core._rules import (
 )
 from tickler.core._when import SELECTORS as WHEN_SELECTORS
 from tickler.core._when import lift_when
+from tickler.core.timing import parse_at
+from tickler.core.wire import holds_lossy_number, is_json_number
 
 
 class CreateAfter(msgspec.Struct, frozen=True):

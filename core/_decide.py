@@ -26,8 +26,6 @@ import msgspec
 from msgspec import UNSET
 from returns.result import Failure, Result, Success
 
-from tickler.core._at import parse_at
-from tickler.core._calendar import next_occurrence
 from tickler.core._commands import (
     NO_END,
     Command,
@@ -44,7 +42,6 @@ from tickler.core._commands import (
 )
 from tickler.core._errors import INTERNAL_ERROR, Msg, ScheduleError, error
 from tickler.core._framing import every_batch_framing, one_shot_framing
-from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import (
     RECURRING,
     AfterSchedule,
@@ -98,6 +95,7 @@ from tickler.core._rules import (
     tool_prompt,
 )
 from tickler.core._state import State, evolve, fold_changes
+from tickler.core.timing import format_instant, next_occurrence, parse_at, parse_instant
 
 _Pair = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tickler.core._errors import CorruptScheduleLog
-from tickler.core._instant import format_instant, parse_instant
 from tickler.core._model import EverySchedule
 from tickler.core._rules import Breach, lattice_rule, log_reason
+from tickler.core.timing import format_instant, parse_instant
 
 
 class EveryOccurrence(NamedTuple):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tickler.core._jstext import js_string
 from tickler.core._outcomes import Occurrence
+from tickler.core.wire import js_string
 
 
 def one_shot_framing(occurrence: Occurrence) -> str:

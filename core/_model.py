@@ -12,9 +12,8 @@ from typing import Final, Literal, NamedTuple, TypeAlias
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tickler.core._instant import CANONICAL_INSTANT_PATTERN
-from tickler.core._jsnum import MAX_SAFE_INTEGER
-from tickler.core._jstext import ES_WHITESPACE
+from tickler.core.timing import CANONICAL_INSTANT_PATTERN
+from tickler.core.wire import ES_WHITESPACE, MAX_SAFE_INTEGER
 
 SCHEDULE_CHANGE_VERSION: Final = 1
 MIN_EVERY_INTERVAL_SECONDS: Final = 300

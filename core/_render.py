@@ -10,11 +10,8 @@ from returns.pipeline import is_successful
 from returns.result import Result
 
 from tickler.core import _rules as rules
-from tickler.core._calendar import local_time_text
 from tickler.core._codec import record_fields_json
 from tickler.core._errors import ScheduleError
-from tickler.core._instant import format_instant, parse_instant
-from tickler.core._jstext import js_string
 from tickler.core._model import CalendarSchedule, EverySchedule
 from tickler.core._outcomes import (
     DELIVERY_MODE,
@@ -28,6 +25,8 @@ from tickler.core._outcomes import (
     Updated,
     Wait,
 )
+from tickler.core.timing import format_instant, local_time_text, parse_instant
+from tickler.core.wire import js_string
 
 PREVIEW_COUNT = 3
 # A fixed-rate reminder has no zone: its "local" preview is the UTC wall time.

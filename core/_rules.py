@@ -31,24 +31,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Final, NamedTuple
 
-from tickler.core._calendar import (
-    CalendarRule,
-    CatchUp,
-    catch_up,
-    count_occurrences,
-    next_occurrence,
-    parse_calendar,
-)
 from tickler.core._errors import Msg, ScheduleError, error
-from tickler.core._instant import (
-    MAX_INSTANT_MS,
-    MIN_INSTANT_MS,
-    is_real_canonical,
-    matches_canonical_pattern,
-    parse_instant,
-)
-from tickler.core._jsnum import MAX_SAFE_INTEGER, safe_integer
-from tickler.core._jstext import ES_WHITESPACE, es_trim, join_surrogate_pairs, js_string
 from tickler.core._model import (
     MAX_EVERY_SECONDS,
     MIN_EVERY_INTERVAL_SECONDS,
@@ -58,6 +41,27 @@ from tickler.core._model import (
     EverySchedule,
     ScheduleRecord,
     SeriesEnd,
+)
+from tickler.core.timing import (
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    CalendarRule,
+    CatchUp,
+    catch_up,
+    count_occurrences,
+    is_real_canonical,
+    matches_canonical_pattern,
+    next_occurrence,
+    parse_calendar,
+    parse_instant,
+)
+from tickler.core.wire import (
+    ES_WHITESPACE,
+    MAX_SAFE_INTEGER,
+    es_trim,
+    join_surrogate_pairs,
+    js_string,
+    safe_integer,
 )
 
 

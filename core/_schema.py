@@ -9,10 +9,10 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
-from tickler.core._instant import CANONICAL_INSTANT_PATTERN
-from tickler.core._jsnum import MAX_SAFE_INTEGER
 from tickler.core._model import FIELD_RULES, TRIMMED_PATTERN, ScheduleRecord, V1Change
 from tickler.core._rules import MAX_OPERATOR_LENGTH, MAX_REQUEST_ID_LENGTH
+from tickler.core.timing import CANONICAL_INSTANT_PATTERN
+from tickler.core.wire import MAX_SAFE_INTEGER
 
 
 def _ruled(tp: Any, made: dict[type, type]) -> Any:

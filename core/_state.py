@@ -33,8 +33,6 @@ from pyrsistent import PMap, PSet, pmap, pset
 
 from tickler.core._codec import decode_change
 from tickler.core._errors import CorruptScheduleLog
-from tickler.core._instant import format_instant, parse_instant
-from tickler.core._jsnum import safe_integer
 from tickler.core._layered import LayeredMap
 from tickler.core._model import (
     RECURRING,
@@ -70,9 +68,10 @@ from tickler.core._rules import (
     reuse_breach,
 )
 from tickler.core._seen import SeenBuilder, SeenIds
-from tickler.core._session import SessionEvent
 from tickler.core._sortedkeys import DueKey, SortedKeys
 from tickler.core._wire import decode_many
+from tickler.core.timing import format_instant, parse_instant
+from tickler.core.wire import SessionEvent, safe_integer
 
 SCHEDULE_CHANGE: Final = "schedule/change"
 

@@ -3,8 +3,8 @@
 the way ``tickler check`` checks one, and :func:`session_file`, events as a
 session file; and, in
 :mod:`tickler.testing.strategies`, Hypothesis strategies for tool calls and
-for valid and damaged session logs (see the README's "Property-based
-replay tests of your own").
+for valid and damaged session logs (see "Property-based replay tests of
+your own", docs/property-tests.md).
 
 A store joins by subclassing :class:`StoreContract` (its storage is the store
 instance, e.g. memory) or :class:`DurableStoreContract` (its storage outlives

@@ -146,6 +146,18 @@ MUTANTS = (
 )  # fmt: skip
 
 
+def misplaced(mutants: tuple[Mutant, ...] = MUTANTS) -> list[str]:
+    """The mutants whose text to change is not in their file exactly once
+    (a file moved or a rule rewritten): one line each, empty when all apply."""
+    found = []
+    for mutant in mutants:
+        path = ROOT / mutant.path
+        count = path.read_text(encoding="utf-8").count(mutant.old) if path.is_file() else 0
+        if count != 1:
+            found.append(f"{mutant.name}: the text to change is {count} times in {mutant.path}")
+    return found
+
+
 def run(mutant: Mutant, python: str) -> bool:
     """True when the suite fails with the mutant in place (killed)."""
     path = ROOT / mutant.path
@@ -176,7 +188,16 @@ def run(mutant: Mutant, python: str) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the mutants whose name contains this text")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check that each mutant's text is in its file once (no suite run)",
+    )
     args = parser.parse_args()
+    if args.check:
+        found = misplaced()
+        print("\n".join(found) or f"all {len(MUTANTS)} mutants apply to their files")
+        return 1 if found else 0
     # A SIGTERM ends the run through SystemExit, so the mutated file is put
     # back by run()'s finally (without this, kill left the mutant in core/).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

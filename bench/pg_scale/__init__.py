@@ -19,6 +19,6 @@ by side with the growth from the first size to the last:
   (:mod:`.commands`);
 
 and, once, the database's commit rate from 1, 4 and 16 connections
-(:mod:`.commit_rate`), the constant the capacity model in the README needs.
+(:mod:`.commit_rate`), the constant the capacity model in docs/performance.md needs.
 ``--quick`` is 10,000 sessions and a burst of 2,000 (about a minute).
 """

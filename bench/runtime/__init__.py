@@ -13,9 +13,9 @@ The same work on both sides, in one run, each part in a fresh process:
 2. durable creates per second: ``schedule_create`` through
    ``ScheduleRuntime.call_tool`` (returning after its flush) on the JSONL
    store, one in flight on one session and 64 sessions each creating in a
-   loop, in one process and spread over one process per core (as the
-   README advises: each session belongs to one process, all on one store
-   directory; the rates add up over a window they share), and for
+   loop, in one process and spread over one process per core (as
+   docs/performance.md advises: each session belongs to one process, all
+   on one store directory; the rates add up over a window they share), and for
    information one in flight with the process pinned to one CPU (a thread
    hand-off then needs no cross-CPU wake-up, which is slow on a VM); APScheduler
    ``add_job(trigger="date")`` on a ``SQLAlchemyJobStore("sqlite:///...")``,

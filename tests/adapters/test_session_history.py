@@ -19,7 +19,7 @@ from tickler.core import (
     parse_instant,
     parse_session_jsonl,
 )
-from tickler.core._session import event
+from tickler.core.wire._session import event
 from tickler.testing import session_file
 
 T0 = parse_instant("2026-12-07T08:00:00.000Z")

@@ -22,7 +22,7 @@ from tickler.core import (
     parse_instant,
     standing_rule,
 )
-from tickler.core._zones import resolve_zone
+from tickler.core.timing._zones import resolve_zone
 from tickler.shell._reference_host import TurnInput
 
 NOWHERE = Path("/nonexistent/localtime")

@@ -9,7 +9,14 @@
 - a private import across layers: a module outside ``tickler.core``
   importing ``tickler.core._x`` (or outside ``tickler.shell``,
   ``tickler.shell._x``, and so on); a layer is used by its public names;
-- any import cycle between modules.
+- any import cycle between modules;
+- a breach of the core's rooms: the time engine (``tickler.core.timing``)
+  and the wire (``tickler.core.wire``) are pure subpackages below the
+  domain (the rest of ``tickler.core``). The domain uses a room by its
+  package name, never its private modules; a room imports nothing of the
+  domain but its vocabulary (``_errors``, ``_profile``: modules that import
+  nothing of the core), and only the rooms below it (timing may use the
+  wire, the wire is a leaf).
 
 Every import counts, wherever it stands: at the top, inside a function
 (where a cycle hides, because it no longer fails at import time) or under
@@ -38,6 +45,13 @@ PACKAGE = "tickler"
 FOLDERS = ("core", "shell", "adapters", "testing")
 # Which layers each layer may not import at all.
 FORBIDDEN_LAYERS = {"core": {"shell", "adapters", "testing"}, "shell": {"adapters", "testing"}}
+# The core's rooms below its domain, each with the rooms it may use.
+ROOMS = {
+    "tickler.core.wire": frozenset[str](),
+    "tickler.core.timing": frozenset({"tickler.core.wire"}),
+}
+# The domain's words every room may use: they import nothing of the core.
+VOCABULARY = frozenset({"tickler.core._errors", "tickler.core._profile"})
 
 
 @dataclass(frozen=True)
@@ -127,6 +141,36 @@ def layer_breaches(edges: Iterable[Import]) -> list[str]:
     return found
 
 
+def _room(name: str) -> str | None:
+    return next((room for room in ROOMS if name == room or name.startswith(room + ".")), None)
+
+
+def _room_breach(edge: Import) -> str | None:
+    source, target = _room(edge.source), _room(edge.target)
+    if edge.source in VOCABULARY:
+        return "the vocabulary imports nothing of the core"
+    if source == target:
+        return None
+    if source is not None and target is None and edge.target not in VOCABULARY:
+        return f"{source} may not import the domain (only {', '.join(sorted(VOCABULARY))})"
+    if source is not None and target is not None and target not in ROOMS[source]:
+        return f"{source} may not import {target}"
+    if target is not None and edge.target != target:
+        return f"a private module of {target}, use {target}"
+    return None
+
+
+def room_breaches(edges: Iterable[Import]) -> list[str]:
+    """A breach of the core's rooms (the module docstring says them)."""
+    found = []
+    for edge in edges:
+        if _layer(edge.source) == _layer(edge.target) == "core":
+            breach = _room_breach(edge)
+            if breach is not None:
+                found.append(f"{edge.source}:{edge.line} imports {edge.target}: {breach}")
+    return found
+
+
 def _reachable(graph: Mapping[str, set[str]], start: str) -> set[str]:
     seen: set[str] = set()
     todo = list(graph.get(start, ()))
@@ -157,6 +201,7 @@ def problems(root: Path = ROOT) -> list[str]:
     """Every breach of the rules, one line each; empty when the package keeps them."""
     edges = import_graph(module_files(root))
     found = layer_breaches(edges)
+    found.extend(room_breaches(edges))
     found.extend("import cycle: " + " <-> ".join(group) for group in cycles(edges))
     return found
 

@@ -15,7 +15,14 @@ CLEAN = {
     "__init__.py": "",
     "_version.py": "__version__ = '0'\n",
     "core/__init__.py": "from tickler.core._rules import rule\n",
-    "core/_rules.py": "def rule() -> int:\n    return 1\n",
+    "core/_rules.py": "from tickler.core.timing import parse\ndef rule() -> int:\n    return 1\n",
+    "core/_errors.py": "class Oops(Exception): ...\n",
+    # The core's rooms: timing uses the wire and the vocabulary.
+    "core/wire/__init__.py": "from tickler.core.wire._text import trim\n",
+    "core/wire/_text.py": "def trim(text: str) -> str:\n    return text.strip()\n",
+    "core/timing/__init__.py": "from tickler.core.timing._instant import parse\n",
+    "core/timing/_instant.py": "from tickler.core._errors import Oops\n"
+    "from tickler.core.wire import trim\n",
     "shell/__init__.py": "from tickler.shell._runtime import Runtime\n",
     "shell/_runtime.py": "from tickler.core import rule\nfrom tickler._version import __version__\n"
     "class Runtime: ...\n",
@@ -81,6 +88,43 @@ def test_the_planted_tree_is_clean_and_read_whole(tmp_path: Path) -> None:
 def test_a_planted_layer_breach_fails(tmp_path: Path, files: dict[str, str], expected: str) -> None:
     found = problems(plant(tmp_path, files))
     # An import upwards closes a cycle too (the layer above imports this one).
+    breaches = [line for line in found if not line.startswith("import cycle: ")]
+    assert len(breaches) == 1, found
+    assert breaches[0].startswith(expected), found
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"core/_rules.py": "from tickler.core.timing._instant import parse\n"},
+            "tickler.core._rules:1 imports tickler.core.timing._instant:"
+            " a private module of tickler.core.timing, use tickler.core.timing",
+        ),
+        (
+            {"core/wire/_text.py": "def trim():\n    from tickler.core._rules import rule\n"},
+            "tickler.core.wire._text:2 imports tickler.core._rules:"
+            " tickler.core.wire may not import the domain",
+        ),
+        (
+            {"core/wire/_text.py": "from tickler.core.timing import parse\n"},
+            "tickler.core.wire._text:1 imports tickler.core.timing:"
+            " tickler.core.wire may not import tickler.core.timing",
+        ),
+        (
+            {"core/timing/_instant.py": "from tickler.core.wire._text import trim\n"},
+            "tickler.core.timing._instant:1 imports tickler.core.wire._text:"
+            " a private module of tickler.core.wire",
+        ),
+        (
+            {"core/_errors.py": "from tickler.core.wire import trim\n"},
+            "tickler.core._errors:1 imports tickler.core.wire:"
+            " the vocabulary imports nothing of the core",
+        ),
+    ],
+)
+def test_a_planted_room_breach_fails(tmp_path: Path, files: dict[str, str], expected: str) -> None:
+    found = problems(plant(tmp_path, files))
     breaches = [line for line in found if not line.startswith("import cycle: ")]
     assert len(breaches) == 1, found
     assert breaches[0].startswith(expected), found

@@ -373,7 +373,7 @@ BOMB_LIMIT = 1 << 30  # the child's address space
 
 def test_a_zstd_bomb_is_reported_within_a_memory_limit(tmp_path: Path) -> None:
     """33 KB that inflate to 1 GiB: reading is streamed and stops at the
-    bound (README, Limits), in a process that may not use 1 GiB."""
+    bound (docs/limits.md), in a process that may not use 1 GiB."""
     compressor = zstandard.ZstdCompressor(write_checksum=True).compressobj()
     blank = b"\n" * (1 << 20)  # blank lines: nothing but the size stops the reader
     bomb = b"".join(compressor.compress(blank) for _ in range(1024)) + compressor.flush()

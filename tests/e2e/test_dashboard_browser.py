@@ -27,7 +27,7 @@ from playwright.sync_api import Page, Route, sync_playwright
 import tickler
 from tickler import FollowUp, LocalTime, SqliteStore, delivery_target, open_session
 from tickler.adapters._times import zone_named, zone_text
-from tickler.core._instant import format_instant
+from tickler.core.timing._instant import format_instant
 
 CHROMIUM = Path(os.environ.get("TICKLER_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(tickler.__file__).resolve().parent / "tests" / "artifacts"

@@ -1,7 +1,7 @@
 """The deployment examples (examples/deploy/): the systemd unit parses as
-an ini file with the settings the README promises, the Kubernetes manifest
+an ini file with the settings docs/production.md promises, the Kubernetes manifest
 parses as YAML with probes on the worker's health endpoint, and the worker
-command line of each is accepted by ``tickler worker`` itself. The README
+command line of each is accepted by ``tickler worker`` itself. The page
 shows both files as they are."""
 
 from __future__ import annotations
@@ -96,9 +96,9 @@ def test_a_usage_error_in_a_worker_command_line_is_caught_here_too() -> None:
         worker_options(["--deliver", "m:f", "--max-rat", "5"])
 
 
-def test_the_readme_shows_both_files_as_they_are() -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```(ini|yaml)\n(.*?)```", readme, flags=re.DOTALL)
+def test_the_production_page_shows_both_files_as_they_are() -> None:
+    page = (ROOT / "docs" / "production.md").read_text()
+    blocks = re.findall(r"```(ini|yaml)\n(.*?)```", page, flags=re.DOTALL)
     assert [kind for kind, _ in blocks] == ["ini", "yaml"]
     shown = dict(blocks)
     assert shown["ini"] == UNIT.read_text()

@@ -24,7 +24,7 @@ DISTRIBUTION = "tickler-agents"
 FRAMEWORKS = ("pydantic_ai", "agents", "openai", "langchain", "langchain_core", "mcp", "httpx")
 # An install line naming the bare ``tickler`` distribution (with or without extras).
 OLD_INSTALL = re.compile(r"pip install\s+['\"]?tickler(?![\w-])")
-SKIP_DIRS = {".venv", "build", ".git", ".mypy_cache", ".ruff_cache", ".hypothesis"}
+SKIP_DIRS = {".venv", "build", "site", ".git", ".mypy_cache", ".ruff_cache", ".hypothesis"}
 
 
 def test_the_distribution_name_is_the_free_one() -> None:
@@ -171,6 +171,8 @@ HOMES = {
 PACKAGES = (
     "tickler",
     "tickler.core",
+    "tickler.core.timing",
+    "tickler.core.wire",
     "tickler.shell",
     "tickler.adapters",
     "tickler.adapters.stores",

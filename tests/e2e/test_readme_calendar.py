@@ -1,5 +1,5 @@
-"""The README's calendar example prints what its comments say it prints
-(test_readme runs every block; this one also checks the output)."""
+"""The calendar page's examples (docs/calendar.md) print what their comments
+say they print (test_readme runs every block; this one also checks the output)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import tickler
 
-README = Path(tickler.__file__).resolve().parent / "README.md"
+PAGE = Path(tickler.__file__).resolve().parent / "docs" / "calendar.md"
 
 
 def _calendar_block() -> str:
-    text = README.read_text()
-    start = text.index("```python\n", text.index("## Calendar reminders")) + len("```python\n")
+    text = PAGE.read_text()
+    start = text.index("```python\n", text.index("# Calendar reminders")) + len("```python\n")
     return text[start : text.index("```\n", start)]
 
 
@@ -34,13 +34,13 @@ def test_the_calendar_example_prints_its_comments(tmp_path: Path) -> None:
         "2026-03-30T00:30:00.000Z 2026-03-30T02:30:00+02:00",
         "invalid_selector",
     ]
-    for line in out[1:]:  # each printed occurrence is in the README's comments
+    for line in out[1:]:  # each printed occurrence is in the page's comments
         assert f"# {line}" in code
 
 
 def test_the_update_and_retry_example_prints_its_comments(tmp_path: Path) -> None:
-    text = README.read_text()
-    start = text.index("```python\n", text.index("### Changing a reminder in place")) + 10
+    text = PAGE.read_text()
+    start = text.index("```python\n", text.index("## Changing a reminder in place")) + 10
     code = text[start : text.index("```\n", start)]
     script = tmp_path / "update_example.py"
     script.write_text(code)
@@ -65,8 +65,8 @@ def test_the_update_and_retry_example_prints_its_comments(tmp_path: Path) -> Non
 
 
 def test_the_series_end_example_prints_its_comments(tmp_path: Path) -> None:
-    text = README.read_text()
-    start = text.index("```python\n", text.index("### Series that end")) + len("```python\n")
+    text = PAGE.read_text()
+    start = text.index("```python\n", text.index("## Series that end")) + len("```python\n")
     code = text[start : text.index("```\n", start)]
     script = tmp_path / "end_example.py"
     script.write_text(code)
@@ -84,8 +84,8 @@ def test_the_series_end_example_prints_its_comments(tmp_path: Path) -> None:
 
 
 def test_the_cron_dialect_example_prints_its_comments(tmp_path: Path) -> None:
-    text = README.read_text()
-    start = text.index("```python\n", text.index("### The cron dialect")) + len("```python\n")
+    text = PAGE.read_text()
+    start = text.index("```python\n", text.index("## The cron dialect")) + len("```python\n")
     code = text[start : text.index("```\n", start)]
     script = tmp_path / "dialect_example.py"
     script.write_text(code)
@@ -100,5 +100,5 @@ def test_the_cron_dialect_example_prints_its_comments(tmp_path: Path) -> None:
         "0 9 1 * 1#1   2026-01-01 2026-01-05 2026-02-01",
         'calendar cron day-of-month "L-3" counts back from the last day, which is not supported',
     ]
-    for line in out:  # each is in the README's comments
+    for line in out:  # each is in the page's comments
         assert f"# {line}" in code

@@ -20,7 +20,7 @@ import pytest
 from tickler.adapters._dashboard_app import create_app
 from tickler.adapters._read_model import open_read_model
 from tickler.adapters._times import zone_named
-from tickler.core._instant import format_instant
+from tickler.core.timing._instant import format_instant
 from tickler.shell._ports import SessionStore
 
 from .conftest import make_store, store_path

@@ -18,7 +18,7 @@ from tickler.adapters.stores._jsonl import JsonlLog, JsonlStore
 from tickler.adapters.stores._lines import decode_line, encode_batch, header_line
 from tickler.adapters.stores._wal import MAGIC, encode_record, read_records
 from tickler.core import SessionHeader, parse_session_jsonl
-from tickler.core._session import BLANK_LINE, SessionFileError, event
+from tickler.core.wire._session import BLANK_LINE, SessionFileError, event
 from tickler.shell._ports import NewEvent, Snapshot, StoreError
 from tickler.testing import expected, summary
 

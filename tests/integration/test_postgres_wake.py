@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tickler.adapters.stores._postgres import PostgresLog, PostgresStore
 from tickler.core import fold, next_target
-from tickler.core._session import event
+from tickler.core.wire._session import event
 from tickler.shell._clock import VirtualClock
 from tickler.shell._host import FollowUp, IdleClaim
 from tickler.shell._runtime import ScheduleRuntime

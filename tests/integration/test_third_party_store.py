@@ -110,7 +110,7 @@ NOT_READ_BACK = [
 
 def test_the_contract_fails_a_broken_store_in_a_project_of_its_own(tmp_path: Path) -> None:
     """A project that is not tickler's (the stores copied into a package of
-    its own; the plugin named in its conftest.py, as the README says) runs
+    its own; the plugin named in its conftest.py, as docs/testing-a-store.md says) runs
     the contract on three stores broken in one way each: each fails the
     tests that catch its fault, and a sound one passes them all. Its own
     async tests run too, each on a loop of its own, but not one marked for

@@ -33,7 +33,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tickler.core._calendar import (
+from tickler.core.timing._calendar import (
     CalendarRule,
     catch_up,
     count_occurrences,

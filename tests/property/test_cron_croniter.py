@@ -4,7 +4,7 @@ croniter works on naive wall times, so the comparison runs in zones with no
 offset change in 2000-2100 (``UTC``, ``Asia/Kolkata``, ``Etc/GMT-14``,
 ``America/Panama``): the engine's instants, read on the zone's wall clock,
 must be croniter's next times. Where the two differ by design the forms are
-left out (and the README says so):
+left out (and docs/calendar.md says so):
 
 * ``nW`` for n above 28: croniter moves it to the month's last day when the
   month is shorter; here such a month has no occurrence, as ``31`` has none
@@ -28,8 +28,8 @@ from croniter import croniter  # type: ignore[import-untyped]
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tickler.core._calendar import CalendarRule, next_occurrences, parse_calendar
-from tickler.core._cron import CronMsg
+from tickler.core.timing._calendar import CalendarRule, next_occurrences, parse_calendar
+from tickler.core.timing._cron import CronMsg
 from tickler.testing.strategies import load_zone
 
 from .test_calendar_enumeration import MONTHS, WEEKDAYS

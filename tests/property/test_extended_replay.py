@@ -30,8 +30,8 @@ from tickler.core import (
     parse_instant,
 )
 from tickler.core._schema import change_schema, change_schema_v2
-from tickler.core._session import event
 from tickler.core._snapshot import decode_state, encode_state
+from tickler.core.wire._session import event
 
 # The generated contracts of specs/: every change decide makes fits its version's.
 _SCHEMAS: Final = {

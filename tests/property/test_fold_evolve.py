@@ -35,7 +35,7 @@ from tickler.core import (
     fold_changes,
     handle,
 )
-from tickler.core._jsnum import holds_lossy_number
+from tickler.core.wire._jsnum import holds_lossy_number
 from tickler.testing.strategies import (
     GARBAGE_SCHEDULE_CHANGES,
     INSTANTS,

@@ -129,7 +129,7 @@ def test_ids_created_in_any_order_fold_and_evolve_alike(
     the fold and change-by-change evolve reach the same state, seen ids in
     the same canonical form, and each id is refused once more after."""
     from tickler.core import SCHEDULE_CHANGE, CorruptScheduleLog, encode_change, fold
-    from tickler.core._session import event
+    from tickler.core.wire._session import event
 
     target = "2026-08-05T12:05:00.000Z"
     changes = [

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tickler.core import ERROR_CODES, handle
-from tickler.core._jsnum import holds_lossy_number
+from tickler.core.wire._jsnum import holds_lossy_number
 from tickler.testing.strategies import INSTANTS, Json, create_arguments, json_values
 
 from .test_tool_outputs import valid_states

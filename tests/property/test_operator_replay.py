@@ -28,8 +28,8 @@ from tickler.core import (
     parse_instant,
     parse_tool_call,
 )
-from tickler.core._session import event
 from tickler.core._snapshot import decode_state, encode_state
+from tickler.core.wire._session import event
 
 T0: Final = parse_instant("2026-03-20T12:00:00.000Z")
 _IDS = st.sampled_from([f"schedule-{n}" for n in range(1, 5)])

@@ -26,7 +26,7 @@ from tickler.core import (
     handle,
     tool_catalog,
 )
-from tickler.core._jsnum import holds_lossy_number
+from tickler.core.wire._jsnum import holds_lossy_number
 from tickler.testing.strategies import (
     INSTANTS,
     MAX_MS,

@@ -36,7 +36,7 @@ from tickler.core import (
     parse_instant,
 )
 from tickler.core._profile import Profile
-from tickler.core._session import event
+from tickler.core.wire._session import event
 from tickler.shell._clock import VirtualClock, settle
 from tickler.shell._host import FollowUp, IdleClaim
 from tickler.shell._ports import NewEvent, Snapshot

@@ -8,7 +8,8 @@ from typing import Final
 
 import pytest
 
-from tickler.core._calendar import (
+from tickler.core._errors import Msg, ScheduleError
+from tickler.core.timing._calendar import (
     CalendarMsg,
     CalendarRule,
     CatchUp,
@@ -20,9 +21,8 @@ from tickler.core._calendar import (
     next_occurrences,
     parse_calendar,
 )
-from tickler.core._cron import CronMsg
-from tickler.core._errors import Msg, ScheduleError
-from tickler.core._instant import MAX_INSTANT_MS, format_instant, parse_instant
+from tickler.core.timing._cron import CronMsg
+from tickler.core.timing._instant import MAX_INSTANT_MS, format_instant, parse_instant
 
 HOUR: Final = 3_600_000
 

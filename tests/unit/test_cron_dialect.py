@@ -10,17 +10,17 @@ from typing import Final
 import pytest
 
 from tickler.core import EMPTY_STATE, SCHEDULE_CHANGE, State, encode_change, fold, handle
-from tickler.core._calendar import (
+from tickler.core._errors import ScheduleError, shown
+from tickler.core.timing._calendar import (
     CalendarRule,
     count_occurrences,
     latest_occurrence_at_or_before,
     next_occurrences,
     parse_calendar,
 )
-from tickler.core._cron import CronMsg
-from tickler.core._errors import ScheduleError, shown
-from tickler.core._instant import format_instant, parse_instant
-from tickler.core._session import event
+from tickler.core.timing._cron import CronMsg
+from tickler.core.timing._instant import format_instant, parse_instant
+from tickler.core.wire._session import event
 
 
 def rule(cron: str, time_zone: str = "UTC") -> CalendarRule:

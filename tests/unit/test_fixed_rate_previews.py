@@ -14,8 +14,8 @@ import pytest
 from tickler.core import Profile, handle, tool_catalog
 from tickler.core._commands import DeliverDue
 from tickler.core._decide import decide
-from tickler.core._instant import format_instant, parse_instant
 from tickler.core._state import EMPTY_STATE, State, evolve
+from tickler.core.timing._instant import format_instant, parse_instant
 
 NOW = 1_796_634_000_000  # 2026-12-07T09:00:00.000Z
 HOUR = 3600

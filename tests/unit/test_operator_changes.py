@@ -33,7 +33,7 @@ from tickler.core import (
     parse_instant,
     parse_tool_call,
 )
-from tickler.core._session import event
+from tickler.core.wire._session import event
 
 T0: Final = parse_instant("2026-06-01T12:00:00.000Z")
 MINUTE: Final = 60_000

@@ -1,5 +1,5 @@
 """The reference profile over a log that already holds extended events: it
-shows those reminders as they are (README, Profiles) and refuses to add
+shows those reminders as they are (docs/calendar.md, Profiles) and refuses to add
 any, so nothing is misreported and nothing extended is written."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from tickler.core import (
     parse_instant,
 )
 from tickler.core._model import UpdateChange
-from tickler.core._session import event
+from tickler.core.wire._session import event
 
 T0 = parse_instant("2026-12-07T08:00:00.000Z")  # a Monday
 MINUTE = 60_000

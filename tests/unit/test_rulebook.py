@@ -53,7 +53,7 @@ from tickler.core._model import (
 )
 from tickler.core._rules import Breach, DueNext, allocation_rule, due_rule, log_reason, tool_error
 from tickler.core._seen import SeenIds
-from tickler.core._session import event
+from tickler.core.wire._session import event
 
 T0 = "2026-08-05T12:00:00.000Z"
 T1 = "2026-08-05T12:05:00.000Z"

@@ -26,8 +26,8 @@ from tickler.core import (
     handle,
     parse_instant,
 )
-from tickler.core._session import event
 from tickler.core._snapshot import SnapshotError, decode_state, encode_state
+from tickler.core.wire._session import event
 
 T0 = parse_instant("2026-12-07T08:00:00.000Z")  # a Monday
 MINUTE = 60_000

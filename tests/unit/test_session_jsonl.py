@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tickler.core import SessionFileError, fold, parse_session_jsonl
-from tickler.core._session import BLANK_LINE
+from tickler.core.wire._session import BLANK_LINE
 
 HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":1785931200000}'
 CREATE = (

@@ -27,8 +27,8 @@ from tickler.core import (
     handle,
     parse_instant,
 )
-from tickler.core._session import event
 from tickler.core._snapshot import SnapshotError, decode_state, encode_state
+from tickler.core.wire._session import event
 
 HOUR: Final = 3_600_000
 T9: Final = parse_instant("2026-12-07T09:00:00.000Z")

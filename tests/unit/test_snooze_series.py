@@ -24,8 +24,8 @@ from tickler.core import (
     handle,
     parse_instant,
 )
-from tickler.core._session import event
 from tickler.core._snapshot import decode_state, encode_state
+from tickler.core.wire._session import event
 
 HOUR: Final = 3_600_000
 MINUTE: Final = 60_000

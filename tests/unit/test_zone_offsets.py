@@ -1,7 +1,7 @@
 """Zone offset timelines read from the pinned TZif files agree with zoneinfo.
 
 The calendar engine needs the instants where a zone's offset changes, which
-zoneinfo does not expose; :mod:`tickler.core._offsets` reads them from the
+zoneinfo does not expose; :mod:`tickler.core.timing._offsets` reads them from the
 same pinned bytes. Here every zone of the pinned tzdata is compared with
 ``ZoneInfo`` (the offsets the ``at`` selector uses) at each change, on
 either side of it, and on a grid of instants over years 1-9999.
@@ -19,9 +19,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tickler.core._instant import MAX_INSTANT_MS, MIN_INSTANT_MS
-from tickler.core._offsets import Timeline, timeline_from_tzif, zone_timeline
-from tickler.core._zones import tzif_bytes
+from tickler.core.timing._instant import MAX_INSTANT_MS, MIN_INSTANT_MS
+from tickler.core.timing._offsets import Timeline, timeline_from_tzif, zone_timeline
+from tickler.core.timing._zones import tzif_bytes
 
 ZONES: Final = tuple(resources.files("tzdata").joinpath("zones").read_text().split())
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -85,7 +85,7 @@ def test_changes_are_found_in_both_directions() -> None:
 
 
 def test_the_pinned_data_keeps_the_engines_assumptions() -> None:
-    """What :mod:`tickler.core._calendar` relies on: no zone changes its offset
+    """What :mod:`tickler.core.timing._calendar` relies on: no zone changes its offset
     twice within two days, no change moves the clock by more than a day, and
     every footer rule is of the ``Mm.w.d`` form zoneinfo and this reader
     agree on (a tzdata update that breaks one fails here)."""

@@ -6,7 +6,7 @@ event per line, ``{"type","seq","time","data"}``, ``seq`` counting from 0.
 decode, and they are decoded by the fold.
 
 The harness may also pack a run of ``assistant/chunk`` events into one line
-(see :mod:`tickler.core._chunkrows`); such a line stands for its members, each
+(see :mod:`tickler.core.wire._chunkrows`); such a line stands for its members, each
 with its own ``seq``. Lines are read as JavaScript reads them: any nesting
 depth, ``2.0`` for the integer 2, lone surrogate escapes.
 """
@@ -18,9 +18,9 @@ from typing import Annotated, Final, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tickler.core._chunkrows import CHUNK_EVENT, PACKED_TYPES, BadRow, expand_row
-from tickler.core._deepjson import JsonError, loads_any_depth, object_members
-from tickler.core._jsnum import MAX_SAFE_INTEGER, safe_integer
+from tickler.core.wire._chunkrows import CHUNK_EVENT, PACKED_TYPES, BadRow, expand_row
+from tickler.core.wire._deepjson import JsonError, loads_any_depth, object_members
+from tickler.core.wire._jsnum import MAX_SAFE_INTEGER, safe_integer
 
 SafeInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
 

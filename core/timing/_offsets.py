@@ -2,7 +2,7 @@
 
 ``zoneinfo`` answers "which offset at this instant" but not "when does the
 offset change next", which the calendar engine needs. This reads the same
-pinned TZif bytes (see :mod:`tickler.core._zones`) and gives, for every
+pinned TZif bytes (see :mod:`tickler.core.timing._zones`) and gives, for every
 instant, the offset ``ZoneInfo.fromutc`` gives (a test checks all zones):
 the explicit 64-bit transitions; before the first one, the first
 standard-time type; after the last one, the POSIX TZ footer, evaluated per
@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Final, NamedTuple
 
-from tickler.core._instant import MS_PER_DAY, civil_from_days, days_from_civil, days_in_month
-from tickler.core._instant import is_leap_year as _is_leap
-from tickler.core._zones import tzif_bytes
+from tickler.core.timing._instant import MS_PER_DAY, civil_from_days, days_from_civil, days_in_month
+from tickler.core.timing._instant import is_leap_year as _is_leap
+from tickler.core.timing._zones import tzif_bytes
 
 _HEADER: Final = struct.Struct(">4sc15x6l")
 _TYPE: Final = struct.Struct(">lbB")
@@ -325,6 +325,6 @@ def timeline_from_tzif(data: bytes) -> Timeline:
 
 @lru_cache(maxsize=256)
 def zone_timeline(key: str) -> Timeline:
-    """The timeline of a zone key as :func:`~tickler.core._zones.resolve_zone`
+    """The timeline of a zone key as :func:`~tickler.core.timing._zones.resolve_zone`
     gives it (canonical spelling)."""
     return timeline_from_tzif(tzif_bytes(key))

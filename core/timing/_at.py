@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Final, TypeAlias
 
 from tickler.core._errors import Msg, ScheduleError, error, shown
-from tickler.core._instant import (
+from tickler.core._profile import DEFAULT_PROFILE, Profile
+from tickler.core.timing._instant import (
     MAX_INSTANT_MS,
     MIN_INSTANT_MS,
     CivilTime,
@@ -23,8 +24,7 @@ from tickler.core._instant import (
     epoch_ms,
     is_real_date,
 )
-from tickler.core._profile import DEFAULT_PROFILE, Profile
-from tickler.core._zones import resolve_zone, utc_offset_ms
+from tickler.core.timing._zones import resolve_zone, utc_offset_ms
 
 _OFFSET_INSTANT: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?"

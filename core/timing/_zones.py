@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import tzdata
 
-from tickler.core._jstext import es_trim
+from tickler.core.wire import es_trim
 
 IANA_ZONE_PATTERN: Final = r"^[A-Za-z][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+.-]+)+$"
 _IANA_ZONE: Final = re.compile(IANA_ZONE_PATTERN, re.ASCII)

@@ -36,7 +36,12 @@ from typing import Final, Literal, NamedTuple, TypeAlias
 import msgspec
 
 from tickler.core._errors import shown
-from tickler.core._instant import civil_from_days, days_from_civil, days_in_month, is_leap_year
+from tickler.core.timing._instant import (
+    civil_from_days,
+    days_from_civil,
+    days_in_month,
+    is_leap_year,
+)
 
 MINUTES_PER_DAY: Final = 1440
 _ITEM: Final = re.compile(r"(?:(\*)|([0-9A-Za-z]+)(?:-([0-9A-Za-z]+))?)(?:/([0-9]+))?", re.ASCII)

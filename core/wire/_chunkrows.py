@@ -28,9 +28,9 @@ import math
 from collections.abc import Mapping
 from typing import Final
 
-from tickler.core._deepjson import loads_any_depth
-from tickler.core._jsnum import MAX_SAFE_INTEGER, is_number, safe_integer
-from tickler.core._jstext import js_string
+from tickler.core.wire._deepjson import loads_any_depth
+from tickler.core.wire._jsnum import MAX_SAFE_INTEGER, is_number, safe_integer
+from tickler.core.wire._jstext import js_string
 
 TEXT: Final = "text-chunks"
 REASONING: Final = "reasoning-chunks"

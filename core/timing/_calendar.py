@@ -10,11 +10,11 @@ For each local wall minute the cron rule matches:
   matched minutes fell into it), ``"skip"`` does not fire.
 
 Two matches at the same instant are one occurrence. Instants are epoch
-milliseconds (UTC); zone data is the pinned tzdata (:mod:`tickler.core._offsets`).
+milliseconds (UTC); zone data is the pinned tzdata (:mod:`tickler.core.timing._offsets`).
 
 How: the zone's timeline is a sequence of segments of constant offset; in a
 segment, matched wall minutes map one-to-one to instants, so occurrences are
-found segment by segment with :class:`~tickler.core._cron.WallMinutes`, and
+found segment by segment with :class:`~tickler.core.timing._cron.WallMinutes`, and
 counted in closed form: the matched wall minutes between the two ends, plus a
 correction per offset change in between (gap minutes removed, a shifted
 occurrence added, repeated minutes added for ``both``). Offset changes of the
@@ -30,17 +30,17 @@ from typing import Final, Literal, NamedTuple, TypeAlias
 
 import msgspec
 
-from tickler.core._cron import CronFields, WallMinutes, parse_cron, wall_minutes
 from tickler.core._errors import Msg, ScheduleError, error
-from tickler.core._instant import (
+from tickler.core.timing._cron import CronFields, WallMinutes, parse_cron, wall_minutes
+from tickler.core.timing._instant import (
     MAX_INSTANT_MS,
     MS_PER_DAY,
     civil_from_days,
     civil_time,
     days_from_civil,
 )
-from tickler.core._offsets import Timeline, Transition, footer_year, zone_timeline
-from tickler.core._zones import resolve_zone
+from tickler.core.timing._offsets import Timeline, Transition, footer_year, zone_timeline
+from tickler.core.timing._zones import resolve_zone
 
 DstGap: TypeAlias = Literal["shift", "skip"]
 DstOverlap: TypeAlias = Literal["first", "both"]
@@ -62,7 +62,7 @@ class CalendarMsg:
     """Why a ``calendar`` value was refused (``invalid_rule``; the zone
     errors are ``invalid_time_zone`` with the ``at`` selector's messages,
     :attr:`Msg.ZONE_STRING` and :attr:`Msg.ZONE`). Cron texts get
-    :class:`tickler.core._cron.CronMsg`'s messages."""
+    :class:`tickler.core.timing._cron.CronMsg`'s messages."""
 
     KIND: Final = (
         "calendar must be an object with cron and time_zone, "
