@@ -23,12 +23,11 @@ written meanwhile can carry the same attributes as the spans
 from __future__ import annotations
 
 import contextvars
-import enum
 import importlib.util
 import weakref
 from collections.abc import Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 from returns.pipeline import is_successful
 
@@ -38,25 +37,20 @@ from tickler.core import (
     Deleted,
     NotFound,
     ScheduleError,
-    State,
-    ToolOutcome,
     Updated,
     parse_instant,
     tool_catalog,
 )
+from tickler.shell._observer import Observed, RuntimeObserver, ToolResult
 from tickler.shell._phase import Phase
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.metrics import CallbackOptions, Counter, MeterProvider, Observation
     from opentelemetry.trace import Span, TracerProvider
-    from returns.result import Result
 
     from tickler.shell._clock import Clock
     from tickler.shell._host import FollowUp
-
-    # ScheduleRuntime's ToolResult, spelled out: the runtime imports this module.
-    ToolResult = Result[ToolOutcome, ScheduleError]
 
 SCOPE_NAME: Final = "tickler"
 """The instrumentation scope of the meter and the tracer."""
@@ -95,19 +89,6 @@ UNKNOWN_TOOL: Final = "unknown"
 _OWN_FAILURES: Final = frozenset(
     {"persistence_uncertain", "corrupt_schedule_log", "internal_error"}
 )
-
-
-class Observed(Protocol):
-    """What the gauges read of a started runtime."""
-
-    @property
-    def phase(self) -> enum.Enum: ...
-
-    @property
-    def state(self) -> State: ...
-
-    @property
-    def pending_followups(self) -> tuple[FollowUp, ...]: ...
 
 
 class _Scope:
@@ -459,14 +440,35 @@ def log_fields() -> dict[str, str]:
     return fields
 
 
+class Telemetry:
+    """The runtime's observer (:class:`~tickler.shell._observer.RuntimeObserver`):
+    what the unit of work and the deliverer report, measured here."""
+
+    __slots__ = ()
+
+    watch = staticmethod(watch)
+    tool_call = staticmethod(tool_call)
+    committed = staticmethod(committed)
+    attempt = staticmethod(attempt)
+    delivered = staticmethod(delivered)
+    delivery_failed = staticmethod(delivery_failed)
+    bind_session = staticmethod(bind_session)
+
+
+OBSERVER: Final[RuntimeObserver] = Telemetry()
+"""The observer every :class:`~tickler.shell._runtime.ScheduleRuntime` reports to."""
+
+
 __all__ = [
     "DELIVERY_SPAN",
+    "OBSERVER",
     "OCCURRENCE_KEY",
     "RESULT_CODE",
     "SESSION_ID",
     "TOOL_NAME",
     "TOOL_SPAN",
     "Attempt",
+    "Telemetry",
     "ToolCall",
     "attempt",
     "bind_session",

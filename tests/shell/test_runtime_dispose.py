@@ -209,12 +209,16 @@ async def test_dispose_records_a_hand_over_that_fails_within_the_grace() -> None
         assert len(r.host.offered) == 1  # no retry after dispose
 
 
+RUNTIME_CLASSES = ("ScheduleRuntime.", "UnitOfWork.", "Deliverer.", "HandOver.")
+"""The runtime and the classes of its jobs."""
+
+
 def runtime_tasks() -> list[str]:
     """The tasks still running a coroutine of the runtime's."""
     names = []
     for task in asyncio.all_tasks():
         qualname = getattr(task.get_coro(), "__qualname__", "")
-        if qualname.startswith("ScheduleRuntime.") and not task.done():
+        if qualname.startswith(RUNTIME_CLASSES) and not task.done():
             names.append(qualname)
     return names
 
@@ -228,9 +232,7 @@ async def test_dispose_leaves_no_wait_of_its_own_running() -> None:
         r.log.fail("flush", skip=1, times=None)  # and a retry waits for the log
         await r.create(after_seconds=20)
         await settle()
-        assert {"ScheduleRuntime._idle_then_drive", "ScheduleRuntime._retry_after"} <= set(
-            runtime_tasks()
-        )
+        assert {"Deliverer._idle_then_drive", "Deliverer._retry_after"} <= set(runtime_tasks())
         await r.runtime.dispose()
         assert runtime_tasks() == []
 

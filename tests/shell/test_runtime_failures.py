@@ -18,7 +18,7 @@ from typing import Any, Final
 import pytest
 
 from tickler.core import decide, fold
-from tickler.shell import _runtime as runtime_module
+from tickler.shell import _unit_of_work as unit_of_work
 
 from .support import (
     MINUTE,
@@ -82,7 +82,7 @@ def test_a_fault_in_the_rules_is_the_calls_internal_error(
             raise ValueError("a fault in the rules")
         return decide(state, command, now, **options)
 
-    monkeypatch.setattr(runtime_module, "decide", faulty)
+    monkeypatch.setattr(unit_of_work, "decide", faulty)
 
     async def scenario() -> None:
         async with rig() as r:
