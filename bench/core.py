@@ -54,6 +54,7 @@ from tickler.core import (
     Wait,
     check_log,
     decide,
+    decode_change,
     encode_change,
     evolve,
     fold,
@@ -264,14 +265,13 @@ def compositions(events: Sequence[SessionEvent], sizes: list[int]) -> dict[int, 
     """Counts by kind for each prefix, read back from the log itself."""
     out: dict[int, Composition] = {}
     count = Composition()
-    decoder = msgspec.json.Decoder(ScheduleChange)
     for seen, ev in enumerate(events):
         if seen in sizes:
             out[seen] = dataclasses.replace(count)
         if ev.type != SCHEDULE_CHANGE:
             count.other += 1
             continue
-        match decoder.decode(ev.data):
+        match decode_change(ev.data):
             case CreateChange():
                 count.creates += 1
             case DeleteChange():

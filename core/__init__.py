@@ -25,7 +25,7 @@ from tickler.core._commands import (
     UpdateSchedule,
     parse_tool_call,
 )
-from tickler.core._decide import decide, next_target, reminder_standing
+from tickler.core._decide import Decision, decide, next_target, reminder_standing
 from tickler.core._errors import (
     CORRUPT_LOG,
     ERROR_CODES,
@@ -164,6 +164,7 @@ __all__ = [
     "CreateEvery",
     "CreateSchedule",
     "Created",
+    "Decision",
     "DeleteChange",
     "DeleteChangeV2",
     "DeleteSchedule",

@@ -2,12 +2,25 @@
 
 Pure: the caller passes the wall-clock sample ``now`` (epoch ms) and appends
 the returned changes; nothing here reads a clock or allocates at random.
+
+``decide`` and the replay compose: a :class:`Decision` holds the changes
+and the state they lead to, which is what the replay makes of them
+(``fold_changes``, or ``fold`` of the log with them appended as
+``schedule/change`` events). A replay test is three lines::
+
+    state = fold(history, seed_length)
+    d = decide(state, command, now)
+    assert fold_changes(d.changes, state) == d.state
+
+The caller appends ``d.changes`` and keeps ``d.state``; it evolves nothing
+itself. When the session next needs waking is :func:`next_target`'s one
+answer (``DeliverDue`` answers ``Wait`` with it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 from msgspec import UNSET
@@ -60,15 +73,16 @@ from tickler.core._outcomes import (
 from tickler.core._profile import DEFAULT_PROFILE, Profile
 from tickler.core._rules import (
     Breach,
+    DueNext,
     ReminderState,
     Standing,
     after_seconds_rule,
     bounded_step,
     count_rule,
+    due_rule,
     end_rule,
     every_interval_rule,
     id_breach,
-    is_due,
     operator_breach,
     paused_rule,
     request_id_breach,
@@ -80,10 +94,51 @@ from tickler.core._rules import (
     tool_error,
     tool_prompt,
 )
-from tickler.core._state import State, evolve
+from tickler.core._state import State, evolve, fold_changes
 from tickler.core.timing import format_instant, next_occurrence, parse_at, parse_instant
 
-Decision = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
+_Pair = tuple[tuple[ScheduleChange, ...], Result[Outcome, ScheduleError]]
+
+
+class _Decided(NamedTuple):
+    changes: tuple[ScheduleChange, ...]
+    result: Result[Outcome, ScheduleError]
+
+
+class Decision(_Decided):
+    """What :func:`decide` returns: the ``changes`` to append (possibly
+    none) and the ``result``, unpacked as the pair ``changes, result``; and
+    ``state``, the state after the changes (``fold_changes(changes,
+    before)``, evolved once, when first read, unless ``decide`` made it
+    already). The caller appends the changes and keeps ``state``: it never
+    evolves them a second time."""
+
+    _before: State
+    _after: State | None
+
+    def __new__(
+        cls,
+        changes: tuple[ScheduleChange, ...],
+        result: Result[Outcome, ScheduleError],
+        before: State,
+        after: State | None = None,
+    ) -> Decision:
+        decided = super().__new__(cls, changes, result)
+        decided._before = before
+        decided._after = before if not changes else after
+        return decided
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (self.changes, self.result, self._before, self._after)
+
+    @property
+    def state(self) -> State:
+        """The state after :attr:`changes` (the one before when none)."""
+        if self._after is None:
+            self._after = fold_changes(self.changes, self._before)
+        return self._after
+
+
 # Greater than any creation order: bounds "every key with target <= now".
 _AFTER_EVERY_ORDER = 2**63
 
@@ -99,10 +154,12 @@ def decide(
     as one from :func:`~tickler.core._commands.parse_tool_call`. The
     ``reference`` profile refuses what only the extended profile offers;
     the extended one marks its views to show fixed-rate previews."""
-    changes, result = _decide(state, command, now, profile)
+    decided = _decide(state, command, now, profile)
+    changes, result = decided
+    after = decided._after if isinstance(decided, Decision) else None
     if profile == "extended":
-        return changes, result.map(_with_previews)
-    return changes, result
+        result = result.map(_with_previews)
+    return Decision(changes, result, state, after)
 
 
 def _with_previews(outcome: Outcome) -> Outcome:
@@ -118,7 +175,7 @@ def _with_previews(outcome: Outcome) -> Outcome:
             return outcome
 
 
-def _decide(state: State, command: Command, now: int, profile: Profile) -> Decision:
+def _decide(state: State, command: Command, now: int, profile: Profile) -> _Pair:
     match command:
         case CreateCalendar() if profile == "reference":
             return (), Failure(error("invalid_selector", Msg.SELECTOR))
@@ -173,7 +230,7 @@ def reminder_standing(
     )
 
 
-def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noqa: C901, PLR0912, PLR0915
+def _update(state: State, command: UpdateSchedule, now: int) -> _Pair:  # noqa: C901, PLR0912, PLR0915
     """Judge every member (the rulebook's rules, as the parser did), then
     the change: only what differs is logged; nothing differing logs nothing."""
     if id_breach(command.id) is not None:
@@ -254,7 +311,7 @@ def _update(state: State, command: UpdateSchedule, now: int) -> Decision:  # noq
     updated = evolve(state, change)
     changed = updated.get(command.id)
     assert changed is not None
-    return (change,), Success(Updated(_view(updated, changed, now)))
+    return Decision((change,), Success(Updated(_view(updated, changed, now))), state, updated)
 
 
 def _end_members(
@@ -422,7 +479,7 @@ def _record(
             return _calendar(prompt, raw, schedule_id, now)
 
 
-def _create(state: State, command: CreateSchedule, now: int, profile: Profile) -> Decision:
+def _create(state: State, command: CreateSchedule, now: int, profile: Profile) -> _Pair:
     request: tuple[str, str] | None = None
     if command.request_id is not None:
         if request_id_breach(command.request_id) is not None:
@@ -459,7 +516,7 @@ def _first_view(earlier: CreateChangeV2) -> ScheduleView:
     return ScheduleView(earlier.schedule, "scheduled", end=end)
 
 
-def _delete(state: State, command: DeleteSchedule, profile: Profile) -> Decision:
+def _delete(state: State, command: DeleteSchedule, profile: Profile) -> _Pair:
     """A delete; an operator's names them (version 2), except in the
     reference profile, whose version-1 delete cannot: there it is the plain
     delete, and the caller says the name was not recorded."""
@@ -476,29 +533,40 @@ def _delete(state: State, command: DeleteSchedule, profile: Profile) -> Decision
     return (delete(schedule_id, by),), Success(Deleted(schedule_id))
 
 
-def _deliver_due(state: State, now: int) -> Decision:
-    """One due one-shot (earliest target, then creation order); else one batch
-    of every due fixed-rate record, each at its latest occurrence; else wait."""
-    first_one_shot = state.one_shots.first()
-    if first_one_shot is not None and is_due(first_one_shot[0], now):
-        record = state.entries[first_one_shot[2]].record
-        occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
-        delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
-        return (dispatch(record.id),), Success(delivery)
-    first_every = state.everies.first()
-    if first_every is not None and is_due(first_every[0], now):
-        return _every_batch(state, now)
-    return (), Success(Wait(next_target(state)))
+def _deliver_due(state: State, now: int) -> _Pair:
+    """The rulebook's due order (:func:`~tickler.core._rules.due_rule`):
+    one due one-shot (earliest target, then creation order); else one batch
+    of every due recurring record, each at its latest occurrence; else
+    wait."""
+    first_one_shot, first_every = state.one_shots.first(), state.everies.first()
+    match due_rule(
+        None if first_one_shot is None else first_one_shot[0],
+        None if first_every is None else first_every[0],
+        now,
+    ):
+        case DueNext.ONE_SHOT:
+            assert first_one_shot is not None
+            record = state.entries[first_one_shot[2]].record
+            occurrence = Occurrence(record.id, record.scheduled_at, record.prompt)
+            delivery = Delivery(one_shot_framing(occurrence), (occurrence,))
+            return (dispatch(record.id),), Success(delivery)
+        case DueNext.BATCH:
+            return _every_batch(state, now)
+        case None:
+            return (), Success(Wait(next_target(state)))
 
 
 def next_target(state: State) -> int | None:
     """The earliest target of any active record (epoch ms), or None: the
-    instant ``DeliverDue`` answers ``Wait(next_wake)`` with until then."""
+    instant ``DeliverDue`` answers ``Wait(next_wake)`` with until then. The
+    core's one answer to "when is the next wake"; the shell's wake (its
+    timer, wake index and snapshot hint) is this, or ``now`` while its
+    outbox holds a follow-up."""
     targets = [key[0] for key in (state.one_shots.first(), state.everies.first()) if key]
     return min(targets) if targets else None
 
 
-def _every_batch(state: State, now: int) -> Decision:
+def _every_batch(state: State, now: int) -> _Pair:
     occurrences: list[Occurrence] = []
     skipped: list[int] = []
     for _, _, schedule_id in state.everies.upto((now, _AFTER_EVERY_ORDER, "")):

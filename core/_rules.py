@@ -215,6 +215,27 @@ def is_due(target: int, now: int) -> bool:
     return target <= now
 
 
+class DueNext(enum.Enum):
+    """What a delivery check delivers (:func:`due_rule`)."""
+
+    ONE_SHOT = "one-shot"  # the first due one-shot, alone
+    BATCH = "batch"  # every due recurring record, in one batch
+
+
+def due_rule(first_one_shot: int | None, first_recurring: int | None, now: int) -> DueNext | None:
+    """The due order, from the earliest target of the one-shots and of the
+    recurring records that are not paused (each kind ordered by target, then
+    creation order): the first one-shot alone once it is due, before any
+    recurring record; else, once the first recurring one is due, every due
+    recurring record in one batch (each at its latest occurrence); else
+    nothing: wait until the earlier of the two targets."""
+    if first_one_shot is not None and is_due(first_one_shot, now):
+        return DueNext.ONE_SHOT
+    if first_recurring is not None and is_due(first_recurring, now):
+        return DueNext.BATCH
+    return None
+
+
 class ReminderState(enum.StrEnum):
     """What one reminder is doing at ``now``: closed, and the one word every
     view shows for it (``tickler inspect``, ``inspect --why``, ``tickler
@@ -467,6 +488,19 @@ def record_rule(record: ScheduleRecord) -> int | Breach:
 
 
 # -- the log's transitions ----------------------------------------------------
+
+
+ID_PREFIX: Final = "schedule-"
+
+
+def allocation_rule(seen: Container[str], count: int) -> str:
+    """The id a create allocates (the reference's rule): ``schedule-N``
+    for the least N from ``count + 1`` upwards (``count``: how many ids
+    ``seen`` holds) that is not in ``seen``."""
+    n = count + 1
+    while f"{ID_PREFIX}{n}" in seen:
+        n += 1
+    return f"{ID_PREFIX}{n}"
 
 
 def reuse_breach(seen: Container[str], schedule_id: str) -> Breach | None:
@@ -884,11 +918,14 @@ def tool_error(breach: Breach) -> ScheduleError:
 
 __all__ = [
     "END_OF_SERIES",
+    "ID_PREFIX",
     "Breach",
+    "DueNext",
     "Reason",
     "ReminderState",
     "Standing",
     "after_seconds_rule",
+    "allocation_rule",
     "args_digest_breach",
     "bounded_step",
     "calendar_fields_rule",
@@ -897,6 +934,7 @@ __all__ = [
     "continuation_rule",
     "count_rule",
     "dispatch_form_breach",
+    "due_rule",
     "end_rule",
     "every_interval_rule",
     "every_seconds_rule",

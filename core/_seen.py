@@ -13,7 +13,9 @@ from typing import Final
 
 from pyrsistent import PMap, pmap
 
-PREFIX: Final = "schedule-"
+from tickler.core._rules import ID_PREFIX, allocation_rule
+
+PREFIX: Final = ID_PREFIX
 
 
 # More digits than any count of ids can have (and than Python's ``int()``
@@ -91,13 +93,10 @@ class SeenIds:
         return SeenIds(contiguous, others)
 
     def allocate(self) -> str:
-        """The reference's rule: ``schedule-N`` from N = |seen| + 1 upwards."""
-        if not self._others:  # only schedule-1..N seen: the next one is free
-            return f"{PREFIX}{self._contiguous + 1}"
-        n = len(self) + 1
-        while f"{PREFIX}{n}" in self:
-            n += 1
-        return f"{PREFIX}{n}"
+        """The id the next create takes: the rulebook's
+        :func:`~tickler.core._rules.allocation_rule` over these ids (only
+        ``schedule-1``..``N`` seen: ``schedule-<N+1>``, found at once)."""
+        return allocation_rule(self, len(self))
 
 
 class SeenBuilder:

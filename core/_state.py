@@ -1,17 +1,31 @@
 """Replay: ``State``, ``evolve`` (one change) and ``fold`` (a whole log).
 
-The transition rules are written once, in :func:`_apply`, against a small
-"book" interface. ``fold`` runs them over plain dicts and freezes the result
-once; ``evolve`` runs them over the persistent structures, so the shell keeps
-state incrementally at a cost that does not grow with the log.
+Two functions over one event type, ``ScheduleChange``: ``evolve`` applies
+one change, ``fold_changes`` many; ``fold`` reads a log's session events,
+skips the ``seed_length`` events before the owned part and every event that
+is not a ``schedule/change``, and is ``fold_changes`` of the changes it
+decodes. What ``decide`` returns composes with them::
+
+    state = fold(history, seed_length)
+    d = decide(state, command, now)
+    assert fold_changes(d.changes, state) == d.state
+
+The transition rules are written once, one function per kind of change
+(:data:`_RULE_OF`, reached through :func:`_apply`), against a small "book"
+interface. ``evolve`` runs them over the persistent structures, so the shell
+keeps state incrementally at a cost that does not grow with the log;
+``fold`` runs the same functions over plain dicts and freezes the result
+once. Its speed comes from decoding (a chunk of changes at a time, in C),
+not from a second copy of the rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
-from typing import Final, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -22,14 +36,11 @@ from tickler.core._errors import CorruptScheduleLog
 from tickler.core._layered import LayeredMap
 from tickler.core._model import (
     RECURRING,
-    AfterSchedule,
-    CalendarSchedule,
     CreateChange,
     CreateChangeV2,
     DeleteChange,
     DeleteChangeV2,
     DispatchChange,
-    EverySchedule,
     ScheduleChange,
     ScheduleRecord,
     SeriesEnd,
@@ -38,19 +49,15 @@ from tickler.core._model import (
 from tickler.core._rules import (
     Breach,
     Reason,
-    after_seconds_rule,
     args_digest_breach,
     bounded_step,
     continuation_rule,
     count_rule,
     dispatch_form_breach,
     end_rule,
-    every_seconds_rule,
     id_breach,
     instant_rule,
-    is_stored_text,
     log_reason,
-    occurrence_rule,
     operator_breach,
     paused_rule,
     prompt_breach,
@@ -85,6 +92,7 @@ def entry(order: int, record: ScheduleRecord) -> Entry:
     return Entry(order, record, parse_instant(record.scheduled_at))
 
 
+_V_co = TypeVar("_V_co", covariant=True)
 _NO_PAUSED: Final[PSet[str]] = pset()
 _NO_REQUESTS: Final[PMap[str, CreateChangeV2]] = pmap()
 _NO_LATTICES: Final[PMap[str, int]] = pmap()
@@ -144,23 +152,47 @@ class State:
 EMPTY_STATE: Final = State(LayeredMap(), SeenIds(), 0, SortedKeys(), SortedKeys())
 
 
+class _Lookup(Protocol[_V_co]):
+    def get(self, key: str, /) -> _V_co | None: ...
+    def __contains__(self, key: object, /) -> bool: ...
+
+
 class _Book(Protocol):
-    def get(self, schedule_id: str) -> Entry | None: ...
-    def __contains__(self, schedule_id: object) -> bool:
-        """Whether ``schedule_id`` was ever created (the seen ids)."""
+    """What the rules read of a state (each lookup a plain one) and the
+    changes they make to it."""
+
+    @property
+    def entries(self) -> _Lookup[Entry]:
+        """The active records."""
         ...
 
+    @property
+    def seen_ids(self) -> Container[str]:
+        """Every id ever created."""
+        ...
+
+    @property
+    def paused(self) -> Container[str]: ...
+    @property
+    def requests(self) -> Container[str]:
+        """Every request id ever used."""
+        ...
+
+    @property
+    def lattices(self) -> _Lookup[int]: ...
+    @property
+    def ends(self) -> _Lookup[SeriesEnd]: ...
     @property
     def created(self) -> int: ...
     def create(
         self, new: Entry, request: CreateChangeV2 | None = None, end: SeriesEnd | None = None
     ) -> None: ...
-    def requested(self, request_id: str) -> bool: ...
-    def replace(self, entry: Entry, moved: Entry, end: SeriesEnd | None) -> None: ...
+    def move(self, entry: Entry, target: int, end: SeriesEnd | None) -> None:
+        """A dispatch's move of a recurring record to ``target``, with the
+        end that is left."""
+        ...
+
     def remove(self, entry: Entry) -> None: ...
-    def is_paused(self, schedule_id: str) -> bool: ...
-    def lattice(self, schedule_id: str) -> int | None: ...
-    def end(self, schedule_id: str) -> SeriesEnd | None: ...
     def update(
         self,
         entry: Entry,
@@ -175,43 +207,105 @@ def _broken(breach: Breach, change_id: str = "", kind: str = "") -> CorruptSched
     return CorruptScheduleLog(log_reason(breach, kind=kind, schedule_id=change_id))
 
 
-def _apply(book: _Book, change: ScheduleChange) -> None:  # noqa: C901 - a case per change
+def _apply(book: _Book, change: ScheduleChange) -> None:
     """The log's rules (reference section (c)), each from the rulebook: the
     record's fields, then ids never reused; deletes and dispatches of active
-    ids; the dispatch's form and the fixed-rate lattice."""
-    match change:
-        case CreateChange(schedule=record) | CreateChangeV2(schedule=record):
-            target = record_rule(record)
-            if isinstance(target, Breach):
-                raise _broken(target, kind=record.kind)
-            reused = reuse_breach(book, record.id)
-            if reused is not None:
-                raise _broken(reused, record.id)
-            request = _request(book, change)
-            end = _created_end(change, record, target)
-            book.create(Entry(book.created, record, target), request, end)
-        case DeleteChange(id=schedule_id) | DeleteChangeV2(id=schedule_id):
-            entry = book.get(schedule_id)
-            if entry is None:
-                raise _broken(id_breach(schedule_id) or Breach.DELETE_INACTIVE, schedule_id)
-            _judge_operator(change)
-            book.remove(entry)
-        case DispatchChange(id=schedule_id, accepted_at=accepted_at):
-            entry = book.get(schedule_id)
-            if entry is None:
-                invalid = id_breach(schedule_id)
-                if invalid is not None:
-                    raise _broken(invalid)
-                raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
-            if book.is_paused(schedule_id):
-                raise _broken(Breach.DISPATCH_PAUSED, schedule_id)
-            _dispatch(book, entry, accepted_at if isinstance(accepted_at, str) else None)
-        case UpdateChange(id=schedule_id):
-            entry = book.get(schedule_id)
-            if entry is None:
-                raise _broken(id_breach(schedule_id) or Breach.UPDATE_INACTIVE, schedule_id)
-            _judge_operator(change)
-            _update(book, entry, change)
+    ids; the dispatch's form and the fixed-rate lattice. One rule per kind
+    of change (:data:`_RULE_OF`); the book changes only once the change is
+    judged whole."""
+    _RULE_OF[type(change)](book, change)
+
+
+def _on_create(book: _Book, change: CreateChange | CreateChangeV2) -> None:
+    record = change.schedule
+    target = record_rule(record)
+    if type(target) is not int:
+        assert isinstance(target, Breach)
+        raise _broken(target, kind=record.kind)
+    reused = reuse_breach(book.seen_ids, record.id)
+    if reused is not None:
+        raise _broken(reused, record.id)
+    if type(change) is CreateChangeV2:
+        book.create(
+            Entry(book.created, record, target),
+            _request(book, change),
+            _created_end(change, record, target),
+        )
+    else:
+        book.create(Entry(book.created, record, target))
+
+
+def _on_delete(book: _Book, change: DeleteChange | DeleteChangeV2) -> None:
+    entry = book.entries.get(change.id)
+    if entry is None:
+        raise _broken(id_breach(change.id) or Breach.DELETE_INACTIVE, change.id)
+    _judge_operator(change)
+    book.remove(entry)
+
+
+def _on_dispatch(book: _Book, change: DispatchChange) -> None:
+    """A dispatch of an active id that is not paused, in its kind's form:
+    a one-shot finishes; a recurring record moves to its series' next point
+    after ``acceptedAt`` (latest-only catch-up), or ends (its end reached,
+    or past year 9999)."""
+    schedule_id, accepted_at = change.id, change.accepted_at
+    entry = book.entries.get(schedule_id)
+    if entry is None:
+        invalid = id_breach(schedule_id)
+        if invalid is not None:
+            raise _broken(invalid)
+        raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
+    if schedule_id in book.paused:
+        raise _broken(Breach.DISPATCH_PAUSED, schedule_id)
+    record = entry.record
+    accepted = isinstance(accepted_at, str)
+    form = dispatch_form_breach(record, accepted)
+    if form is not None:
+        raise _broken(form)
+    if not accepted or not isinstance(record, RECURRING):
+        book.remove(entry)
+        return
+    accepted_ms = _accepted_instant(accepted_at)
+    if type(accepted_ms) is not int:
+        assert isinstance(accepted_ms, Breach)
+        raise _broken(accepted_ms)
+    bounded = bounded_step(
+        record,
+        entry.target,
+        book.lattices.get(schedule_id),
+        book.ends.get(schedule_id),
+        accepted_ms,
+    )
+    if isinstance(bounded, Breach):
+        raise _broken(bounded, kind=record.kind)
+    step, end = bounded
+    if step.next is None:  # its last occurrence (or past year 9999): the series ends
+        book.remove(entry)
+    else:
+        book.move(entry, step.next, end)
+
+
+# A batch's dispatches share one acceptedAt: its instant is read once.
+_accepted_instant: Final = lru_cache(maxsize=4)(instant_rule)
+
+
+def _on_update(book: _Book, change: UpdateChange) -> None:
+    entry = book.entries.get(change.id)
+    if entry is None:
+        raise _broken(id_breach(change.id) or Breach.UPDATE_INACTIVE, change.id)
+    _judge_operator(change)
+    _update(book, entry, change)
+
+
+# The rule of each kind of change (the union ``ScheduleChange`` is closed).
+_RULE_OF: Final[dict[type, Callable[[_Book, Any], None]]] = {
+    CreateChange: _on_create,
+    CreateChangeV2: _on_create,
+    DeleteChange: _on_delete,
+    DeleteChangeV2: _on_delete,
+    DispatchChange: _on_dispatch,
+    UpdateChange: _on_update,
+}
 
 
 def _judge_operator(change: ScheduleChange) -> None:
@@ -249,22 +343,10 @@ def _request(book: _Book, change: ScheduleChange) -> CreateChangeV2 | None:
     breach = request_id_breach(change.request_id) or args_digest_breach(change.args_digest)
     if breach is not None:
         raise _broken(breach)
-    reused = request_reuse_breach(_Requests(book), change.request_id)
+    reused = request_reuse_breach(book.requests, change.request_id)
     if reused is not None:
         raise _broken(reused, change.request_id)
     return change
-
-
-class _Requests:
-    """The request ids a book has seen, as a container."""
-
-    __slots__ = ("_book",)
-
-    def __init__(self, book: _Book) -> None:
-        self._book = book
-
-    def __contains__(self, request_id: object) -> bool:
-        return isinstance(request_id, str) and self._book.requested(request_id)
 
 
 def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
@@ -272,7 +354,7 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
     series keeps its later occurrences: see ``continuation_rule``), or a new
     record (rescheduled: its series starts afresh at its own target)."""
     record, target = entry.record, entry.target
-    continuation = book.lattice(record.id)
+    continuation = book.lattices.get(record.id)
     if not isinstance(change.schedule, UnsetType):
         rescheduled = reschedule_rule(
             record.id,
@@ -298,13 +380,13 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         continuation = following
         record = msgspec.structs.replace(record, scheduled_at=change.scheduled_at)
         target = moved
-    paused = book.is_paused(record.id)
+    paused = record.id in book.paused
     if not isinstance(change.paused, UnsetType):
         read = paused_rule(change.paused)
         if isinstance(read, Breach):
             raise _broken(read)
         paused = read
-    end = _changed_end(book.end(record.id), change, record, target)
+    end = _changed_end(book.ends.get(record.id), change, record, target)
     book.update(entry, Entry(entry.order, record, target), paused, continuation, end)
 
 
@@ -334,33 +416,6 @@ def _changed_end(
     return None if until is None and remaining is None else SeriesEnd(until, remaining)
 
 
-def _dispatch(book: _Book, entry: Entry, accepted_at: str | None) -> None:
-    """A one-shot finishes; a recurring record moves to its series' next
-    point after ``accepted_at`` (latest-only catch-up), or ends past year
-    9999."""
-    record = entry.record
-    form = dispatch_form_breach(record, accepted_at is not None)
-    if form is not None:
-        raise _broken(form)
-    if accepted_at is None or not isinstance(record, RECURRING):
-        book.remove(entry)
-        return
-    accepted_ms = instant_rule(accepted_at)
-    if isinstance(accepted_ms, Breach):
-        raise _broken(accepted_ms)
-    bounded = bounded_step(
-        record, entry.target, book.lattice(record.id), book.end(record.id), accepted_ms
-    )
-    if isinstance(bounded, Breach):
-        raise _broken(bounded, kind=record.kind)
-    step, end = bounded
-    if step.next is None:  # its last occurrence (or past year 9999): the series ends
-        book.remove(entry)
-    else:
-        moved = msgspec.structs.replace(record, scheduled_at=format_instant(step.next))
-        book.replace(entry, Entry(entry.order, moved, step.next), end)
-
-
 class _PersistentBook:
     """Applies rules to a ``State``, producing the next one."""
 
@@ -369,23 +424,29 @@ class _PersistentBook:
     def __init__(self, state: State) -> None:
         self.state = state
 
-    def get(self, schedule_id: str) -> Entry | None:
-        return self.state.entries.get(schedule_id)
+    @property
+    def entries(self) -> LayeredMap[Entry]:
+        return self.state.entries
 
-    def __contains__(self, schedule_id: object) -> bool:
-        return schedule_id in self.state.seen_ids
+    @property
+    def seen_ids(self) -> SeenIds:
+        return self.state.seen_ids
 
-    def is_paused(self, schedule_id: str) -> bool:
-        return schedule_id in self.state.paused
+    @property
+    def paused(self) -> PSet[str]:
+        return self.state.paused
 
-    def requested(self, request_id: str) -> bool:
-        return request_id in self.state.requests
+    @property
+    def requests(self) -> PMap[str, CreateChangeV2]:
+        return self.state.requests
 
-    def lattice(self, schedule_id: str) -> int | None:
-        return self.state.lattices.get(schedule_id)
+    @property
+    def lattices(self) -> PMap[str, int]:
+        return self.state.lattices
 
-    def end(self, schedule_id: str) -> SeriesEnd | None:
-        return self.state.ends.get(schedule_id)
+    @property
+    def ends(self) -> PMap[str, SeriesEnd]:
+        return self.state.ends
 
     def _index(
         self, entry: Entry, add: bool, indexes: tuple[SortedKeys, SortedKeys] | None = None
@@ -443,9 +504,10 @@ class _PersistentBook:
             s.ends.discard(schedule_id),
         )
 
-    def replace(self, old: Entry, moved: Entry, end: SeriesEnd | None) -> None:
+    def move(self, old: Entry, target: int, end: SeriesEnd | None) -> None:
         """A dispatch's move: onto the lattice, with the end that is left."""
-        self.update(old, moved, self.is_paused(old.record.id), None, end)
+        moved = msgspec.structs.replace(old.record, scheduled_at=format_instant(target))
+        self.update(old, Entry(old.order, moved, target), old.record.id in self.paused, None, end)
 
     def update(
         self,
@@ -491,23 +553,11 @@ class _FoldBook:
         self.lattices: dict[str, int] = {}
         self.ends: dict[str, SeriesEnd] = {}
 
-    def lattice(self, schedule_id: str) -> int | None:
-        return self.lattices.get(schedule_id)
-
-    def end(self, schedule_id: str) -> SeriesEnd | None:
-        return self.ends.get(schedule_id)
-
     def _set_end(self, schedule_id: str, end: SeriesEnd | None) -> None:
         if end is None:
             self.ends.pop(schedule_id, None)
         else:
             self.ends[schedule_id] = end
-
-    def requested(self, request_id: str) -> bool:
-        return request_id in self.requests
-
-    def is_paused(self, schedule_id: str) -> bool:
-        return schedule_id in self.paused
 
     def update(
         self,
@@ -529,33 +579,38 @@ class _FoldBook:
         else:
             self.lattices[schedule_id] = lattice
 
-    def get(self, schedule_id: str) -> Entry | None:
-        return self.entries.get(schedule_id)
-
-    def __contains__(self, schedule_id: object) -> bool:
-        return schedule_id in self.seen_ids
-
     def create(
         self, new: Entry, request: CreateChangeV2 | None = None, end: SeriesEnd | None = None
     ) -> None:
-        self._set_end(new.record.id, end)
+        schedule_id = new.record.id
+        if end is not None:  # a new id: it has no end yet
+            self.ends[schedule_id] = end
         if request is not None and request.request_id is not None:
             self.requests[request.request_id] = request
-        self.entries[new.record.id] = new
-        self.seen_ids.add(new.record.id)
+        self.entries[schedule_id] = new
+        self.seen_ids.add(schedule_id)
         self.created += 1
 
     def remove(self, entry: Entry) -> None:
-        del self.entries[entry.record.id]
-        self.paused.discard(entry.record.id)
-        self.lattices.pop(entry.record.id, None)
-        self.ends.pop(entry.record.id, None)
+        schedule_id = entry.record.id
+        del self.entries[schedule_id]
+        if self.paused:
+            self.paused.discard(schedule_id)
+        if self.lattices:
+            self.lattices.pop(schedule_id, None)
+        if self.ends:
+            self.ends.pop(schedule_id, None)
 
-    def replace(self, old: Entry, moved: Entry, end: SeriesEnd | None) -> None:
-        """A dispatch's move: onto the lattice, with the end that is left."""
-        self.entries[moved.record.id] = moved
-        self.lattices.pop(moved.record.id, None)
-        self._set_end(moved.record.id, end)
+    def move(self, old: Entry, target: int, end: SeriesEnd | None) -> None:
+        """A dispatch's move: onto the lattice, with the end that is left.
+        Only the target moves: ``freeze`` writes the record's text once,
+        for the survivors."""
+        schedule_id = old.record.id
+        self.entries[schedule_id] = Entry(old.order, old.record, target)
+        if self.lattices:
+            self.lattices.pop(schedule_id, None)
+        if end is not None or self.ends:
+            self._set_end(schedule_id, end)
 
     def freeze(self) -> State:
         one_shots: list[DueKey] = []
@@ -608,24 +663,60 @@ def _seed_length(seed_length: object) -> int:
     return value
 
 
-def fold(events: Iterable[SessionEvent], seed_length: int = 0) -> State:
-    """Strict replay of the ``schedule/change`` events after ``seed_length``.
+def fold(events: Iterable[SessionEvent], seed_length: int = 0, state: State = EMPTY_STATE) -> State:
+    """Strict replay of the ``schedule/change`` events after ``seed_length``,
+    from ``state`` (the empty state: a whole log; a snapshot's state: the
+    events after it).
 
     Other event types are skipped. Raises :class:`CorruptScheduleLog` with the
-    reference's reason and the offending event's index.
+    reference's reason and the offending event's index in ``events``. Any
+    iterable is read once: from the empty state it is read to its end before
+    the first change is judged; from another state each change is applied as
+    it is read. ``fold`` of a log's events is ``fold_changes`` of its owned
+    changes, decoded.
     """
     seed = _seed_length(seed_length)
-    log = events if isinstance(events, Sequence) else list(events)
-    if len(log) < seed:
-        raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
-    owned = [event.data for event in islice(log, seed, None) if event.type == SCHEDULE_CHANGE]
+    if state is not EMPTY_STATE:
+        return _resume(state, events, seed)
+    if isinstance(events, Sequence):
+        log: Sequence[SessionEvent] = events
+        if len(log) < seed:
+            raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
+        owned = [e.data for e in islice(log, seed, None) if e.type == SCHEDULE_CHANGE]
+        indices: Sequence[int] | None = None
+    else:  # read once, keeping only the owned changes and where they stand
+        owned, indices, length = [], [], 0
+        for length, event in enumerate(events, 1):
+            if event.type == SCHEDULE_CHANGE and length > seed:
+                owned.append(event.data)
+                indices.append(length - 1)
+        if length < seed:
+            raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
+        log = ()
     book = _FoldBook()
     try:
         for start in range(0, len(owned), _CHUNK):
             _apply_chunk(book, owned, start)
     except _Rejected as rejected:
-        raise rejected.error.at(_log_index(log, seed, rejected.position)) from None
+        at = rejected.position
+        index = _log_index(log, seed, at) if indices is None else indices[at]
+        raise rejected.error.at(index) from None
     return book.freeze()
+
+
+def _resume(state: State, events: Iterable[SessionEvent], seed: int) -> State:
+    """``fold`` from a state that is not empty: each owned change evolves
+    it as it is read."""
+    index = -1
+    for index, event in enumerate(events):
+        if event.type == SCHEDULE_CHANGE and index >= seed:
+            try:
+                state = evolve(state, decode_change(event.data))
+            except CorruptScheduleLog as exc:
+                raise exc.at(index) from None
+    if index + 1 < seed:
+        raise CorruptScheduleLog(Reason.SEED_OUT_OF_LOG)
+    return state
 
 
 _CHUNK: Final = 4096
@@ -649,18 +740,13 @@ def _log_index(log: Sequence[SessionEvent], seed: int, position: int) -> int:
     raise AssertionError("position beyond the owned changes")  # pragma: no cover
 
 
-def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per usual change
-    book: _FoldBook, owned: list[msgspec.Raw], start: int
-) -> None:
-    """Decode a chunk in one call and replay it on the fast path: the usual
-    change (a valid create of a new id, a delete or dispatch of an active
-    one) is judged by the same rules as :func:`_apply` but applied to plain
-    dicts, with no exception raised. Any other change goes through the exact
-    decoder and :func:`_apply`, for its exact outcome or reason. The
-    property tests hold both paths to the same result.
-
-    A fixed-rate record moved here keeps its old ``scheduledAt`` text (only
-    its target moves); ``freeze`` writes the text once, for the survivors.
+def _apply_chunk(book: _FoldBook, owned: list[msgspec.Raw], start: int) -> None:
+    """Decode a chunk in one call (in C, straight into the model's types,
+    without the field rules) and apply each change by the one set of rules,
+    :func:`_apply`, which judges every field it uses. A change that breaks
+    a rule there, and every change of a chunk that does not decode so, goes
+    through the exact decoder and :func:`_apply`, for its exact outcome or
+    reason (the rules change the book only once a change is judged whole).
     """
     chunk = owned[start : start + _CHUNK]
     decoded = decode_many(chunk)
@@ -668,83 +754,12 @@ def _apply_chunk(  # noqa: C901, PLR0912, PLR0915 - the hot loop, a branch per u
         for position, data in enumerate(chunk, start):
             _apply_exactly(book, position, data)
         return
-    entries, seen, paused, lattices = book.entries, book.seen_ids, book.paused, book.lattices
-    ends = book.ends
-    new_entry = _new_entry
-    accepted_text, accepted_ms = "", 0
+    rule_of = _RULE_OF
     for position, change in enumerate(decoded, start):
-        if type(change) is DispatchChange:
-            # An active id's text was judged at its create.
-            active = entries.get(change.id)
-            accepted = change.accepted_at
-            if (
-                active is not None
-                and type(active.record) is not CalendarSchedule  # the exact path's
-                and (not paused or change.id not in paused)
-                and (not lattices or change.id not in lattices)  # a snoozed one: exact path
-                and (not ends or change.id not in ends)  # a series that ends: exact path
-                and dispatch_form_breach(active.record, accepted is not UNSET) is None
-            ):
-                if accepted is UNSET:
-                    del entries[change.id]  # a one-shot finishes
-                    continue
-                assert isinstance(accepted, str)
-                if accepted != accepted_text:  # a batch's dispatches share one acceptedAt
-                    read = instant_rule(accepted)
-                    if isinstance(read, Breach):
-                        _apply_exactly(book, position, chunk[position - start])
-                        continue
-                    accepted_text, accepted_ms = accepted, read
-                record = active.record
-                assert isinstance(record, EverySchedule)
-                # The interval and acceptedAt were judged valid already.
-                step = occurrence_rule(active.target, record.every_seconds * 1000, accepted_ms)
-                if not isinstance(step, Breach):
-                    following = step[1]
-                    if following is None:  # the series ends
-                        del entries[change.id]
-                    else:
-                        entries[change.id] = new_entry(Entry, (active.order, record, following))
-                    continue
-        elif type(change) is CreateChange:
-            # Every field rule must hold (their order only picks the reason,
-            # and a breach goes to the exact path for it); the id allocated
-            # next is a valid one that was never seen (``SeenBuilder``).
-            record = change.schedule
-            if type(record) is AfterSchedule:
-                interval = after_seconds_rule(record.after_seconds)
-            elif type(record) is EverySchedule:
-                interval = every_seconds_rule(record.every_seconds)
-            else:
-                interval = 0
-            schedule_id = record.id
-            if (
-                type(interval) is int
-                and is_stored_text(record.prompt)
-                and (
-                    schedule_id == seen.next_id
-                    or (id_breach(schedule_id) is None and reuse_breach(seen, schedule_id) is None)
-                )
-            ):
-                target = instant_rule(record.scheduled_at)
-                if type(target) is int:
-                    entries[schedule_id] = new_entry(Entry, (book.created, record, target))
-                    seen.add(schedule_id)
-                    book.created += 1
-                    continue
-        elif type(change) is DeleteChange and entries.pop(change.id, None) is not None:
-            if paused:
-                paused.discard(change.id)
-            if lattices:
-                lattices.pop(change.id, None)
-            if ends:
-                ends.pop(change.id, None)
-            continue  # a delete of an active id
-        _apply_exactly(book, position, chunk[position - start])
-
-
-# Builds an Entry without the Python-level NamedTuple constructor (hot path).
-_new_entry: Final = tuple.__new__
+        try:
+            rule_of[type(change)](book, change)  # what ``_apply`` does
+        except CorruptScheduleLog:
+            _apply_exactly(book, position, chunk[position - start])
 
 
 def _apply_exactly(book: _FoldBook, position: int, data: msgspec.Raw) -> None:

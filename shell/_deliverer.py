@@ -197,7 +197,8 @@ class Deliverer:
         # Decide again under the claim, from a fresh clock sample: the clock
         # may have been rolled back since the timer fired.
         now = work.clock.now_ms()
-        changes, result = decide(work.current().state, DeliverDue(), now)
+        decision = decide(work.current().state, DeliverDue(), now)
+        changes, result = decision
         outcome = result.value_or(None)
         if not isinstance(outcome, Delivery):
             work.arm(outcome.next_wake if isinstance(outcome, Wait) else None)
@@ -205,7 +206,7 @@ class Deliverer:
         message = followup_for(outcome)
         _log_skipped(outcome)
         followup = NewEvent(FOLLOWUP, encode_followup(message), now)
-        if not work.commit(changes, now, followup):
+        if not work.commit(changes, decision.state, now, followup):
             self.retry_later()
             return None
         work.current().outbox[message.key] = message

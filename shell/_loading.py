@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -18,10 +19,8 @@ from tickler.core import (
     SessionEvent,
     SnapshotError,
     State,
-    decode_change,
     decode_state,
     encode_state,
-    evolve,
     fold,
     next_target,
 )
@@ -75,9 +74,10 @@ _HINT: Final = re.compile(rb'\{"version":1,"next_wake":(null|-?[0-9]{1,16}),')
 
 def next_wake(loaded: Loaded, now: int) -> int | None:
     """When the session next needs a process: ``now`` while a follow-up
-    waits in the outbox, else the core's earliest target (None: nothing is
-    pending). The one answer the runtime's timer, the wake index and the
-    snapshot's hint all use."""
+    waits in the outbox, else the core's answer (``next_target``, what
+    ``decide(DeliverDue)`` waits for; None: nothing is pending). The one
+    answer the runtime's timer, the wake index and the snapshot's hint all
+    use."""
     return now if loaded.outbox else next_target(loaded.state)
 
 
@@ -113,7 +113,9 @@ def usable(log: SessionLog, snapshot: Snapshot | None) -> Snapshot | None:
 def wake_hint(snapshot: Snapshot) -> int | None:
     """The next wake a snapshot recorded, read from its first bytes (None
     when unknown or nothing was pending; a past instant when a follow-up
-    was pending: then look at once)."""
+    was pending: then look at once). Only a cache of :func:`next_wake` as
+    :func:`snapshot_of` wrote it, read before the state is decoded; the
+    runtime decides again (its drive) once the session is loaded."""
     match = _HINT.match(snapshot.data, 0, 64)
     if match is None or match.group(1) == b"null":
         return None
@@ -182,32 +184,38 @@ def _track(loaded: Loaded, event: SessionEvent) -> None:
         raise CorruptScheduleLog(f"malformed {event.type} record: {exc}", event.seq) from None
 
 
+def _tracked(loaded: Loaded, events: Iterator[SessionEvent]) -> Iterator[SessionEvent]:
+    """``events``, following the outbox records as they pass (the rules'
+    changes are ``fold``'s to read)."""
+    for event in events:
+        if event.type != SCHEDULE_CHANGE:
+            try:
+                _track(loaded, event)
+            except CorruptScheduleLog as exc:
+                raise _Malformed(exc) from None
+        yield event
+
+
+class _Malformed(Exception):
+    """A runtime record broke (located already): not a change ``fold``
+    judged."""
+
+    def __init__(self, error: CorruptScheduleLog) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 def load_session(log: SessionLog, snapshot: Snapshot | None = None) -> Loaded:
     """The session's state and outbox: from ``snapshot`` (when usable) plus
     the events after it, else from the whole owned log. Raises
     :class:`CorruptScheduleLog` (``index`` = the event's seq)."""
-    owned_from = log.header.owned_from
     resumed = _from_snapshot(log, snapshot)
-    if resumed is not None:
-        loaded, start = resumed
-        for event in log.events(start):
-            if event.type == SCHEDULE_CHANGE:
-                try:
-                    loaded.state = evolve(loaded.state, decode_change(event.data))
-                except CorruptScheduleLog as exc:
-                    raise exc.at(event.seq) from None
-            else:
-                _track(loaded, event)
-        return loaded
-    loaded = Loaded(EMPTY_STATE)
-    changes: list[SessionEvent] = []
-    for event in log.events(owned_from):
-        if event.type == SCHEDULE_CHANGE:
-            changes.append(event)
-        else:
-            _track(loaded, event)
+    loaded, start = (Loaded(EMPTY_STATE), log.header.owned_from) if resumed is None else resumed
     try:
-        loaded.state = fold(changes)
+        # The log's events from ``start`` on: seq ``start``, ``start + 1``, ...
+        loaded.state = fold(_tracked(loaded, log.events(start)), state=loaded.state)
     except CorruptScheduleLog as exc:
-        raise exc if exc.index is None else exc.at(changes[exc.index].seq) from None
+        raise exc if exc.index is None else exc.at(start + exc.index) from None
+    except _Malformed as malformed:
+        raise malformed.error from None
     return loaded

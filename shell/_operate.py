@@ -23,7 +23,6 @@ from tickler.core import (
     ToolCommand,
     decide,
     encode_change,
-    fold_changes,
 )
 from tickler.shell._loading import load_session, next_wake
 from tickler.shell._ports import NewEvent, SessionLog, WakeIndex
@@ -49,9 +48,10 @@ async def operate(
     the log."""
     loaded = await asyncio.to_thread(load_session, log, log.load_snapshot())
     before = loaded.state
-    changes, result = decide(before, command, now, profile=profile)
+    decision = decide(before, command, now, profile=profile)
+    changes, result = decision
     if changes:
-        loaded.state = fold_changes(changes, before)
+        loaded.state = decision.state
         log.append([NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes])
         if isinstance(log, WakeIndex):  # written with the events, as the runtime does
             log.set_next_wake(next_wake(loaded, now))

@@ -1,12 +1,13 @@
 """``ScheduleRuntime``: executes the core's decisions for one session.
 
 One FIFO per session for tool calls and deliveries; a flush before every
-read and a barrier after every write; state kept incrementally with
-``core.evolve``; due reminders delivered through an outbox (dispatch changes
-and the follow-up in one atomic append, flushed before the host hears of
-it); the hand-over to the host outside the FIFO, so a slow or hung host never
-delays a tool call; one process-wide timer heap; failed flushes and
-hand-overs retried with backoff instead of waiting for the next activity.
+read and a barrier after every write; state kept incrementally (the state
+each ``core.decide`` returns with its changes); due reminders delivered
+through an outbox (dispatch changes and the follow-up in one atomic append,
+flushed before the host hears of it); the hand-over to the host outside
+the FIFO, so a slow or hung host never delays a tool call; one
+process-wide timer heap; failed flushes and hand-overs retried with backoff
+instead of waiting for the next activity.
 
 The runtime is a facade over its jobs: the unit of work of a tool call
 (:mod:`~tickler.shell._unit_of_work`), the deliverer

@@ -32,11 +32,11 @@ from tickler.core import (
     Operation,
     Profile,
     ScheduleChange,
+    State,
     ToolCommand,
     UpdateSchedule,
     decide,
     encode_change,
-    fold_changes,
     persistence_uncertain,
 )
 from tickler.shell._clock import Clock
@@ -162,14 +162,15 @@ class UnitOfWork:
                 return Failure(CORRUPT_LOG)
             now = self.clock.now_ms()
             try:
-                changes, result = decide(loaded.state, command, now, profile=self.profile)
+                decision = decide(loaded.state, command, now, profile=self.profile)
+                changes, result = decision
             except Exception:  # a fault in the rules is the call's answer, as in ``handle``
                 logger.exception("schedule: the rules failed on a %s call", operation)
                 return Failure(INTERNAL_ERROR)
             if not changes:
                 return result  # type: ignore[return-value] # a tool command's outcome
             created_id = _created_id(result.value_or(None))
-            if not self.commit(changes, now):
+            if not self.commit(changes, decision.state, now):
                 return Failure(INTERNAL_ERROR)
             self._observer.committed(result.value_or(None))
             self._rearm(now)  # the change is live: it fires even if the barrier fails
@@ -184,11 +185,13 @@ class UnitOfWork:
                 return Failure(persistence_uncertain(operation, created_id or known_id))
             return result  # type: ignore[return-value] # a tool command's outcome
 
-    def commit(self, changes: tuple[ScheduleChange, ...], now: int, *extra: NewEvent) -> bool:
+    def commit(
+        self, changes: tuple[ScheduleChange, ...], state: State, now: int, *extra: NewEvent
+    ) -> bool:
         """Append ``changes`` (+ ``extra``) atomically; the state follows
-        only when the append succeeded."""
+        (``state``: the one ``decide`` made with them) only when the append
+        succeeded."""
         loaded = self.current()
-        state = fold_changes(changes, loaded.state)
         batch = [NewEvent(SCHEDULE_CHANGE, encode_change(c), now) for c in changes]
         try:
             self.log.append([*batch, *extra])

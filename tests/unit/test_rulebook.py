@@ -51,7 +51,8 @@ from tickler.core._model import (
     delete,
     dispatch,
 )
-from tickler.core._rules import Breach, log_reason, tool_error
+from tickler.core._rules import Breach, DueNext, allocation_rule, due_rule, log_reason, tool_error
+from tickler.core._seen import SeenIds
 from tickler.core.wire._session import event
 
 T0 = "2026-08-05T12:00:00.000Z"
@@ -710,3 +711,20 @@ def test_each_log_rule_has_a_case() -> None:
         Breach.INTERVAL_NOT_POSITIVE,  # not reachable from a decodable everySeconds
     }
     assert log_breaches <= covered
+
+
+def test_the_id_a_create_allocates_is_the_least_free_one_from_the_count_on() -> None:
+    assert allocation_rule(set(), 0) == "schedule-1"
+    assert allocation_rule({"schedule-1", "schedule-2"}, 2) == "schedule-3"
+    # three ids seen, one of them foreign: from schedule-4 on, skipping taken ones
+    assert allocation_rule({"schedule-1", "x", "schedule-4"}, 3) == "schedule-5"
+    assert SeenIds.of(3, ["schedule-5", "x"]).allocate() == "schedule-6"
+    assert SeenIds.of(2, []).allocate() == "schedule-3"
+
+
+def test_the_due_order_takes_a_due_one_shot_before_a_batch_and_waits_otherwise() -> None:
+    assert due_rule(10, 5, 10) is DueNext.ONE_SHOT  # due one-shot first, whatever is earlier
+    assert due_rule(11, 5, 10) is DueNext.BATCH
+    assert due_rule(None, 10, 10) is DueNext.BATCH
+    assert due_rule(11, 12, 10) is None
+    assert due_rule(None, None, 10) is None
