@@ -160,6 +160,11 @@ MUTANTS = (
            "len(request_id) > MAX_REQUEST_ID_LENGTH", "len(request_id) >= MAX_REQUEST_ID_LENGTH"),
     Mutant("a request id retried with other arguments answered", "core/_decide.py",
            "if earlier.args_digest != digest:", "if False:"),
+    # zone footers: generic mutants that once survived (issue 27)
+    Mutant("a footer's Jn day read as the zero-based n", "core/_offsets.py",
+           'if self.kind == "J":', 'if self.kind != "J":'),
+    Mutant("a footer's change at 1 January listed in the year before too", "core/_offsets.py",
+           "if first <= s * 1000 < after_last)", "if first <= s * 1000 <= after_last)"),
 )  # fmt: skip
 
 
