@@ -224,7 +224,7 @@ _SWAPS: dict[type[ast.AST], tuple[str, str]] = {
 _OPERATOR = re.compile(rb"#[^\n]*|(<=|>=|==|!=|<|>|\+|-|\band\b|\bor\b)")
 
 # Generic survivors that no test can kill: the change cannot alter behaviour.
-# Keyed by ``path:line change`` as the report prints it; each with its
+# Keyed by ``path:line:column change`` as the report prints it; each with its
 # argument. (Line numbers move with the code: a stale key is just not used.)
 EQUIVALENT: dict[str, str] = {}
 
@@ -236,6 +236,7 @@ class Candidate:
 
     path: str
     line: int
+    column: int
     start: int
     end: int
     old: str
@@ -243,9 +244,10 @@ class Candidate:
 
     @property
     def key(self) -> str:
-        """``path:line `old` -> `new``` (whitespace collapsed), as reported."""
+        """``path:line:column `old` -> `new``` (whitespace collapsed), as
+        reported; the column (from 1) tells two operators on a line apart."""
         old, new = " ".join(self.old.split()), " ".join(self.new.split())
-        return f"{self.path}:{self.line} `{old}` -> `{new}`"
+        return f"{self.path}:{self.line}:{self.column} `{old}` -> `{new}`"
 
 
 def _is_type_checking(node: ast.AST) -> bool:
@@ -319,6 +321,11 @@ class _Source:
 
     def line(self, offset: int) -> int:
         return bisect_right(self.line_starts, offset)
+
+    def column(self, offset: int) -> int:
+        """The column (in characters, from 1) of a byte offset."""
+        line_start = self.line_starts[self.line(offset) - 1]
+        return len(self.data[line_start:offset].decode("utf-8")) + 1
 
     def operator(self, left: ast.expr, right: ast.expr, old: str) -> tuple[int, int] | None:
         """Where ``old`` stands between two operands, if it is the operator there."""
@@ -398,7 +405,9 @@ def candidates_in(path: str, text: str) -> list[Candidate]:
     """Every generic mutant of one module (``path`` as reported), in source order."""
     source = _Source(text)
     found = {
-        Candidate(path, source.line(start), start, end, source.text(start, end), new)
+        Candidate(
+            path, source.line(start), source.column(start), start, end, source.text(start, end), new
+        )
         for node in mutable_nodes(ast.parse(text))
         for kind in (_operators, _constants, _negations)
         for start, end, new in kind(source, node)

@@ -70,27 +70,27 @@ def test_the_candidates_of_a_small_module() -> None:
     """Docstrings, ``__all__``, annotations, ``TYPE_CHECKING`` and asserts
     are left alone; a comment's operators are never taken for the code's."""
     assert list(by_key("sample.py", SAMPLE)) == [
-        "sample.py:13 `7` -> `6`",
-        "sample.py:13 `7` -> `8`",
-        "sample.py:16 `value < 10 and not flag` -> `not (value < 10 and not flag)`",
-        "sample.py:16 `<` -> `<=`",
-        "sample.py:16 `10` -> `11`",
-        "sample.py:16 `10` -> `9`",
-        "sample.py:16 `and` -> `or`",
-        "sample.py:17 `+` -> `-`",
-        "sample.py:17 `1` -> `0`",
-        "sample.py:17 `1` -> `2`",
-        "sample.py:17 `>` -> `>=`",
-        "sample.py:17 `2` -> `1`",
-        "sample.py:17 `2` -> `3`",
-        "sample.py:18 `value == 3` -> `not (value == 3)`",
-        "sample.py:18 `==` -> `!=`",
-        "sample.py:18 `3` -> `2`",
-        "sample.py:18 `3` -> `4`",
-        "sample.py:19 `not label` -> `label`",
-        "sample.py:20 `-` -> `+`",
-        "sample.py:20 `1` -> `0`",
-        "sample.py:20 `1` -> `2`",
+        "sample.py:13:42 `7` -> `6`",
+        "sample.py:13:42 `7` -> `8`",
+        "sample.py:16:8 `value < 10 and not flag` -> `not (value < 10 and not flag)`",
+        "sample.py:16:14 `<` -> `<=`",
+        "sample.py:16:16 `10` -> `11`",
+        "sample.py:16:16 `10` -> `9`",
+        "sample.py:16:19 `and` -> `or`",
+        "sample.py:17:22 `+` -> `-`",
+        "sample.py:17:24 `1` -> `0`",
+        "sample.py:17:24 `1` -> `2`",
+        "sample.py:17:26 `>` -> `>=`",
+        "sample.py:17:28 `2` -> `1`",
+        "sample.py:17:28 `2` -> `3`",
+        "sample.py:18:20 `value == 3` -> `not (value == 3)`",
+        "sample.py:18:26 `==` -> `!=`",
+        "sample.py:18:29 `3` -> `2`",
+        "sample.py:18:29 `3` -> `4`",
+        "sample.py:19:11 `not label` -> `label`",
+        "sample.py:20:15 `-` -> `+`",
+        "sample.py:20:18 `1` -> `0`",
+        "sample.py:20:18 `1` -> `2`",
     ]
 
 
@@ -98,20 +98,20 @@ def test_the_candidates_of_a_small_module() -> None:
     ("key", "before", "after"),
     [
         (
-            "sample.py:16 `<` -> `<=`",
+            "sample.py:16:14 `<` -> `<=`",
             "    if value < 10 and not flag:  # a comment with <= and 5\n",
             "    if value <= 10 and not flag:  # a comment with <= and 5\n",
         ),
         (
-            "sample.py:16 `value < 10 and not flag` -> `not (value < 10 and not flag)`",
+            "sample.py:16:8 `value < 10 and not flag` -> `not (value < 10 and not flag)`",
             "    if value < 10 and not flag:",
             "    if not (value < 10 and not flag):",
         ),
         # after a two-byte character on the line: ast counts bytes
-        ("sample.py:18 `==` -> `!=`", 'if value == 3 else "e"', 'if value != 3 else "e"'),
-        ("sample.py:19 `not label` -> `label`", "    while not label:", "    while label:"),
-        ("sample.py:20 `-` -> `+`", "        label -= 1", "        label += 1"),
-        ("sample.py:17 `2` -> `3`", "return value + 1 > 2\n", "return value + 1 > 3\n"),
+        ("sample.py:18:26 `==` -> `!=`", 'if value == 3 else "e"', 'if value != 3 else "e"'),
+        ("sample.py:19:11 `not label` -> `label`", "    while not label:", "    while label:"),
+        ("sample.py:20:15 `-` -> `+`", "        label -= 1", "        label += 1"),
+        ("sample.py:17:28 `2` -> `3`", "return value + 1 > 2\n", "return value + 1 > 3\n"),
     ],
 )
 def test_a_change_is_made_exactly_where_its_node_stands(key: str, before: str, after: str) -> None:
@@ -121,7 +121,7 @@ def test_a_change_is_made_exactly_where_its_node_stands(key: str, before: str, a
 
 
 def test_a_change_is_refused_where_the_source_reads_otherwise() -> None:
-    candidate = by_key("sample.py", SAMPLE)["sample.py:16 `<` -> `<=`"]
+    candidate = by_key("sample.py", SAMPLE)["sample.py:16:14 `<` -> `<=`"]
     with pytest.raises(ValueError, match="does not read"):
         mutants.apply(SAMPLE.replace("value < 10", "value > 10"), candidate)
 
