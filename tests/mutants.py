@@ -165,12 +165,14 @@ MUTANTS = (
            'if self.kind == "J":', 'if self.kind != "J":'),
     Mutant("a footer's change at 1 January listed in the year before too", "core/_offsets.py",
            "if first <= s * 1000 < after_last)", "if first <= s * 1000 <= after_last)"),
-    # a generic survivor of the seed-1 sample: nothing read the version-2 changes' version
+    # generic survivors of the seed-1 sample
     Mutant("a version-2 create says it is version 1", "core/_model.py",
            "    count: int | None = None\n\n    @property\n    def version(self) -> Literal[2]:\n"
            "        return 2",
            "    count: int | None = None\n\n    @property\n    def version(self) -> Literal[2]:\n"
            "        return 1"),
+    Mutant("the end-of-series mark taken for the range's last instant", "core/_rules.py",
+           "END_OF_SERIES: Final = MAX_INSTANT_MS + 1", "END_OF_SERIES: Final = MAX_INSTANT_MS"),
 )  # fmt: skip
 
 
