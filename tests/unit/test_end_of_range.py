@@ -19,12 +19,12 @@ from tickler.core import (
     State,
     decide,
     encode_change,
+    event,
     evolve,
     fold,
     handle,
     parse_instant,
 )
-from tickler.core._session import event
 
 
 class _Session:
