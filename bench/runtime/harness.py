@@ -329,7 +329,7 @@ async def start_session(directory: str, session_id: str, save: bool) -> Started:
 
     def noting(owner: object, at_ms: int, wake: Callable[[], None]) -> None:
         arm(owner, at_ms, wake)
-        if owner is runtime:
+        if runtime.next_wake is not None:  # whichever part of the runtime arms
             armed.set()
 
     timers.arm = noting  # type: ignore[method-assign]
