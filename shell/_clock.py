@@ -34,6 +34,13 @@ class SystemClock:
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000
 
+    def now_ns(self) -> int:
+        """Wall-clock time, epoch nanoseconds: what the timer heap sleeps
+        from, so a wake is not up to a millisecond late by ``now_ms``'s
+        rounding down (not part of :class:`Clock`; a clock without it is
+        read in milliseconds)."""
+        return time.time_ns()
+
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
 

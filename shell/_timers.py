@@ -24,6 +24,11 @@ DEFAULT_MAX_WAIT_S: Final = 1.0
 class TimerHeap:
     def __init__(self, clock: Clock, *, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
         self._clock = clock
+        # The wall clock in nanoseconds when the clock reads it (SystemClock):
+        # a sleep computed from whole milliseconds ends up to 1 ms past the
+        # target (now_ms rounds down), on top of the event loop's own
+        # rounding of its timeout up to the millisecond.
+        self._now_ns: Callable[[], int] | None = getattr(clock, "now_ns", None)
         self._max_wait_s = max_wait_s
         self._heap: list[tuple[int, int, object]] = []
         self._armed: dict[object, tuple[int, int, Callable[[], None]]] = {}
@@ -77,9 +82,15 @@ class TimerHeap:
                 wake()
             if not self._heap:
                 break
-            delay_s = (self._heap[0][0] - self._clock.now_ms()) / 1000
+            delay_s = self._until_s(self._heap[0][0])
             self._changed.clear()
             await self._sleep_or_change(min(self._max_wait_s, max(0.0, delay_s)))
+
+    def _until_s(self, at_ms: int) -> float:
+        """Seconds from now until the wall clock reaches ``at_ms``."""
+        if self._now_ns is not None:
+            return (at_ms * 1_000_000 - self._now_ns()) / 1e9
+        return (at_ms - self._clock.now_ms()) / 1000
 
     async def _sleep_or_change(self, seconds: float) -> None:
         sleep = asyncio.ensure_future(self._clock.sleep(seconds))

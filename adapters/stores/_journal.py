@@ -127,13 +127,16 @@ class SessionFile:
         fd: int,
         end: int = 0,
         *,
-        path: Path | None = None,
+        path: str | None = None,
         events: int = 0,
         recorded: int = 0,
     ) -> None:
         self.session_id = session_id
         self.fd = fd
-        self.path = path  # the session file (its length file is beside it)
+        # The session file (its length file is beside it): a str, not a Path,
+        # as every open session keeps it (a Path and its parts cost about
+        # 700 bytes; the log shares this str).
+        self.path = path
         self.released = False  # its log is closing: the journal borrows it no more
         self.failed = False  # the sync at its close failed: its records may be on no disk
         # (bytes the file holds, lines not written yet after them): one
@@ -656,7 +659,7 @@ class Journal:
             and not any(file in durable for durable in later)
         }
 
-    def _record_each(self, items: list[tuple[Path | None, int]]) -> dict[int, OSError]:
+    def _record_each(self, items: list[tuple[str | None, int]]) -> dict[int, OSError]:
         """Record each count in its session's length file (on the pool),
         then sync the directory if a length file was created; the failures
         by position."""
@@ -666,7 +669,7 @@ class Journal:
             if path is None:
                 continue
             try:
-                created |= write_length(length_path(path), count, self._fsync)
+                created |= write_length(length_path(Path(path)), count, self._fsync)
             except OSError as exc:
                 failed[i] = exc
         if created:
@@ -804,7 +807,7 @@ class Journal:
         self._fsync(file.fd)
         created = False
         if count and file.path is not None:
-            created = write_length(length_path(file.path), count, self._fsync)
+            created = write_length(length_path(Path(file.path)), count, self._fsync)
         if based or created:
             self._fsync(self._session_dir_fd)
 

@@ -58,9 +58,10 @@ import functools
 import os
 import threading
 from array import array
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from types import MappingProxyType
+from typing import Final, TypeVar
 
 import msgspec
 
@@ -118,6 +119,10 @@ _TORN_HEADER_LIMIT = 1 << 16  # a longer first line is no header a crash cut
 # Guards building a log's prefix index (rare: a read before a snapshot's
 # anchor); one lock for all logs, so an open session costs none.
 _PREFIX_LOCK = threading.Lock()
+# Shared by the sessions that have none (never changed: see JsonlLog).
+_NO_ROWS: Final[Mapping[int, int]] = MappingProxyType({})
+_NO_BLOCKS: Final[frozenset[int]] = frozenset()
+_NO_PREFIX: Final = array("q")  # the index before event 0
 _EVENT = msgspec.json.Decoder(SessionEvent)
 _FAST_FAILS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 T = TypeVar("T")
@@ -143,7 +148,8 @@ class JsonlLog(StoreLog, HeldWake):
         self._hold(holder, held, scanned.length)  # its row in the wake index
         self._journal = store._journal
         self._file = file
-        self._path = str(scanned.path)  # a str, not a Path: kept by every open session
+        # a str, not a Path: kept by every open session (shared with its file)
+        self._path = str(scanned.path) if file.path is None else file.path
         self._header = scanned.header
         self._length = scanned.length
         self._size = scanned.end
@@ -154,10 +160,14 @@ class JsonlLog(StoreLog, HeldWake):
         self._index_from = scanned.index_from
         # block -> the seq its index entry's line starts at, when the block's
         # event is inside a packed row (a harness's file; prefix blocks too).
-        self._row_starts = scanned.row_starts
-        self._packed_blocks = scanned.packed_blocks
+        # Most sessions have none: one shared empty value instead of a dict
+        # and a set each (about 280 bytes); replaced, never changed, when
+        # the prefix adds some (a reader on another thread sees either).
+        self._row_starts: Mapping[int, int] = scanned.row_starts or _NO_ROWS
+        packed = scanned.packed_blocks
+        self._packed_blocks: frozenset[int] = frozenset(packed) if packed else _NO_BLOCKS
         # The index before ``_first``: built (validating) when first needed.
-        self._prefix: array[int] | None = None if scanned.first else array("q")
+        self._prefix: array[int] | None = None if scanned.first else _NO_PREFIX
         self._position = 0  # the number of our last journal record
         self._based = based  # the file as opened is durable (see Journal.need_base)
         self._stale_snapshot = stale_snapshot  # its anchor no longer matches the file
@@ -329,8 +339,8 @@ class JsonlLog(StoreLog, HeldWake):
                 if prefix is None:
                     scanned = scan_prefix(Path(self._path), self._first, self._first_offset)
                     # Blocks before ``_first``'s: no clash with those of the scan at open.
-                    self._row_starts.update(scanned.row_starts)
-                    self._packed_blocks.update(scanned.packed_blocks)
+                    self._row_starts = {**self._row_starts, **scanned.row_starts}
+                    self._packed_blocks = self._packed_blocks | scanned.packed_blocks
                     prefix = self._prefix = scanned.index
         return prefix
 
@@ -712,7 +722,7 @@ class JsonlStore:
                 session_id,
                 fd,
                 scanned.end,
-                path=path,
+                path=str(path),
                 events=scanned.length,
                 recorded=recorded,
             ),

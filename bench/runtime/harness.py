@@ -317,12 +317,28 @@ async def start_session(directory: str, session_id: str, save: bool) -> Started:
     clock = SystemClock()
     session_log = await store.open(session_id, created_at=0)
     t_open = time.perf_counter()
-    runtime = ScheduleRuntime(session_log, BenchHost(), clock, timers=shared_timers(clock))
+    timers = shared_timers(clock)
+    runtime = ScheduleRuntime(session_log, BenchHost(), clock, timers=timers)
     # "Armed": the runtime's timer is set (from a snapshot's first bytes, it
     # is set before the state has loaded); "loaded": start() has returned.
+    # Noted by the timer heap's ``arm`` itself, not by polling: a loop that
+    # polls without sleeping takes the interpreter lock from the thread that
+    # loads the state, which no real host does.
+    armed = asyncio.Event()
+    arm = timers.arm
+
+    def noting(owner: object, at_ms: int, wake: Callable[[], None]) -> None:
+        arm(owner, at_ms, wake)
+        if runtime.next_wake is not None:  # whichever part of the runtime arms
+            armed.set()
+
+    timers.arm = noting  # type: ignore[method-assign]
     starting = asyncio.ensure_future(runtime.start())
-    await until_async(lambda: runtime.next_wake is not None or starting.done(), 60, 0)
+    noted = asyncio.ensure_future(armed.wait())
+    await asyncio.wait((starting, noted), timeout=60, return_when=asyncio.FIRST_COMPLETED)
     t_armed, c_armed = time.perf_counter(), time.process_time()
+    del timers.arm  # the class's again
+    noted.cancel()
     await starting
     await until_async(lambda: runtime.next_wake is not None, 60, 0)
     t_loaded = time.perf_counter()

@@ -13,8 +13,9 @@ from typing import Any, Final
 
 from . import aps, harness
 from .common import (
-    T_BYTES,
-    T_P99_MS,
+    DEFAULT,
+    T_BYTES_X_APS,
+    T_P99_X_APS,
     FsyncStats,
     GcPauses,
     GcStats,
@@ -225,6 +226,12 @@ def measure(bench: Bench) -> None:
             "(shown as '> cap')"
         )
     where = f"{t.pending:,} pending, {sessions:,} sessions"
+    if s.pending < DEFAULT.pending or sessions < DEFAULT.sessions:
+        bench.notes.append(
+            f"figures 3 and 5 ran at {t.pending:,} pending in {sessions:,} sessions only; "
+            f"issue 29's second scale ({DEFAULT.pending:,} in {DEFAULT.sessions:,}) is "
+            "measured by the full run (without --quick)"
+        )
     bench.rows[3] += lateness_rows(t, a, where)
     bench.rows[5].append(
         Row(
@@ -232,8 +239,8 @@ def measure(bench: Bench) -> None:
             size(t.bytes_per_pending),
             size(a.bytes_per_pending),
             better(a.bytes_per_pending / t.bytes_per_pending),
-            f"< {T_BYTES:,.0f} B",
-            status(t.bytes_per_pending < T_BYTES),
+            "<= APS",
+            status(t.bytes_per_pending <= T_BYTES_X_APS * a.bytes_per_pending),
         )
     )
     bench.notes.append(
@@ -257,8 +264,8 @@ def lateness_rows(t: TicklerLateness, a: ApsLateness, where: str) -> list[Row]:
             ms(t.p99),
             ms(a.p99),
             better(a.p99 / t.p99),
-            f"< {T_P99_MS:.0f} ms",
-            status(t.p99 < T_P99_MS),
+            "<= APS",
+            status(t.p99 <= T_P99_X_APS * a.p99),
         ),
         Row("   firing lateness max", ms(t.max)),
         Row("   timer wake after target p50 / p99", f"{ms(t.wake_p50)} / {ms(t.wake_p99)}"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from . import aps, harness
-from .common import T_ARMED_S, T_ARMED_SNAP_S, T_BYTES, Record, log, rss_bytes
+from .common import T_ARMED_SNAP_X_APS, T_ARMED_X_APS, T_BYTES, Record, log, rss_bytes
 from .context import Bench
 from .report import Row, better, secs, size, status
 from .workers import Worker, aps_worker, tickler_worker
@@ -166,16 +166,16 @@ def measure(bench: Bench) -> None:
             secs(c),
             secs(a),
             better(a / c),
-            f"<= {T_ARMED_S * 1000:,.0f} ms",
-            status(c <= T_ARMED_S),
+            f"<= {T_ARMED_X_APS:.0f}x APS",
+            status(c <= T_ARMED_X_APS * a),
         ),
         Row(
             "   start to armed, with a snapshot",
             secs(w),
             secs(a),
             better(a / w),
-            f"<= {T_ARMED_SNAP_S * 1000:,.0f} ms",
-            status(w <= T_ARMED_SNAP_S),
+            "< APS",
+            status(w < T_ARMED_SNAP_X_APS * a),
         ),
         Row(
             "   start to state loaded (no snapshot / snapshot)",
