@@ -162,7 +162,8 @@ MUTANTS = (
     # zone footers: generic mutants that once survived (issue 27)
     Mutant("a footer's Jn day read as the zero-based n", "core/timing/_offsets.py",
            'if self.kind == "J":', 'if self.kind != "J":'),
-    Mutant("a footer's change at 1 January listed in the year before too", "core/timing/_offsets.py",
+    Mutant("a footer's change at 1 January listed in the year before too",
+           "core/timing/_offsets.py",
            "if first <= s * 1000 < after_last)", "if first <= s * 1000 <= after_last)"),
     # generic survivors of the seed-1 sample
     Mutant("a version-2 create says it is version 1", "core/_model.py",
