@@ -19,8 +19,8 @@ answer (``DeliverDue`` answers ``Wait`` with it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, NamedTuple, Self
 
 import msgspec
 from msgspec import UNSET
@@ -111,7 +111,9 @@ class Decision(_Decided):
     ``state``, the state after the changes (``fold_changes(changes,
     before)``, evolved once, when first read, unless ``decide`` made it
     already). The caller appends the changes and keeps ``state``: it never
-    evolves them a second time."""
+    evolves them a second time. Two decisions are equal when their changes
+    and results are (as the pair they unpack to); the state is not
+    compared."""
 
     _before: State
     _after: State | None
@@ -130,6 +132,21 @@ class Decision(_Decided):
 
     def __getnewargs__(self) -> tuple[Any, ...]:
         return (self.changes, self.result, self._before, self._after)
+
+    def _replace(self, **members: Any) -> Decision:
+        """A copy with ``members`` changed; its state follows its changes
+        (evolved again from the state before when they differ)."""
+        changes = members.pop("changes", self.changes)
+        result = members.pop("result", self.result)
+        if members:
+            raise TypeError(f"Decision has no members {sorted(members)}")
+        after = self._after if changes == self.changes else None
+        return Decision(changes, result, self._before, after)
+
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> Self:  # type: ignore[override]  # refuses
+        """Refused: a decision needs the state it was decided on."""
+        raise TypeError("a Decision is made with its state: Decision(changes, result, before)")
 
     @property
     def state(self) -> State:

@@ -344,7 +344,7 @@ def calendar_fields_rule(
     cron: object, time_zone: object, dst_gap: object, dst_overlap: object
 ) -> CalendarRule | Breach:
     """A logged calendar rule: the ``calendar`` selector's rules
-    (:func:`tickler.core._calendar.parse_calendar`), the zone in its
+    (:func:`tickler.core.timing.parse_calendar`), the zone in its
     canonical spelling and both DST policies explicit."""
     if not all(isinstance(v, str) for v in (cron, time_zone, dst_gap, dst_overlap)):
         return Breach.CALENDAR_RULE

@@ -3,6 +3,7 @@ the log after it; and writing the snapshot back."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import re
@@ -184,10 +185,34 @@ def _track(loaded: Loaded, event: SessionEvent) -> None:
         raise CorruptScheduleLog(f"malformed {event.type} record: {exc}", event.seq) from None
 
 
-def _tracked(loaded: Loaded, events: Iterator[SessionEvent]) -> Iterator[SessionEvent]:
+class _Seqs:
+    """The seq of each event ``fold`` was given, by its position, kept only
+    where the seqs break their run (a store yields ``start``, ``start + 1``,
+    ... by contract; a reader that skips ahead is still reported by the
+    event's own seq)."""
+
+    def __init__(self, start: int) -> None:
+        self.count = 0
+        # (position, seq) where a run of consecutive seqs begins
+        self.runs: list[tuple[int, int]] = [(0, start)]
+
+    def note(self, seq: int) -> None:
+        position, first = self.runs[-1]
+        if seq != first + self.count - position:
+            self.runs.append((self.count, seq))
+        self.count += 1
+
+    def seq(self, index: int) -> int:
+        run = bisect.bisect_right(self.runs, index, key=lambda begun: begun[0]) - 1
+        position, first = self.runs[max(run, 0)]
+        return first + index - position
+
+
+def _tracked(loaded: Loaded, events: Iterator[SessionEvent], seqs: _Seqs) -> Iterator[SessionEvent]:
     """``events``, following the outbox records as they pass (the rules'
-    changes are ``fold``'s to read)."""
+    changes are ``fold``'s to read), their seqs noted by position."""
     for event in events:
+        seqs.note(event.seq)
         if event.type != SCHEDULE_CHANGE:
             try:
                 _track(loaded, event)
@@ -211,11 +236,11 @@ def load_session(log: SessionLog, snapshot: Snapshot | None = None) -> Loaded:
     :class:`CorruptScheduleLog` (``index`` = the event's seq)."""
     resumed = _from_snapshot(log, snapshot)
     loaded, start = (Loaded(EMPTY_STATE), log.header.owned_from) if resumed is None else resumed
+    seqs = _Seqs(start)
     try:
-        # The log's events from ``start`` on: seq ``start``, ``start + 1``, ...
-        loaded.state = fold(_tracked(loaded, log.events(start)), state=loaded.state)
+        loaded.state = fold(_tracked(loaded, log.events(start), seqs), state=loaded.state)
     except CorruptScheduleLog as exc:
-        raise exc if exc.index is None else exc.at(start + exc.index) from None
+        raise exc if exc.index is None else exc.at(seqs.seq(exc.index)) from None
     except _Malformed as malformed:
         raise malformed.error from None
     return loaded

@@ -21,6 +21,17 @@ from tickler.shell._clock import Clock
 DEFAULT_MAX_WAIT_S: Final = 1.0
 
 
+def _owner(cls: type, name: str) -> type | None:
+    """The class in ``cls``'s MRO that defines ``name``."""
+    return next((base for base in cls.__mro__ if name in vars(base)), None)
+
+
+def _same_reader(cls: type) -> bool:
+    """Whether ``now_ns`` and ``now_ms`` come from one class (one clock)."""
+    owner = _owner(cls, "now_ns")
+    return owner is not None and owner is _owner(cls, "now_ms")
+
+
 class TimerHeap:
     def __init__(self, clock: Clock, *, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
         self._clock = clock
@@ -28,7 +39,12 @@ class TimerHeap:
         # a sleep computed from whole milliseconds ends up to 1 ms past the
         # target (now_ms rounds down), on top of the event loop's own
         # rounding of its timeout up to the millisecond.
-        self._now_ns: Callable[[], int] | None = getattr(clock, "now_ns", None)
+        # Only when the class that reads the nanoseconds also reads the
+        # milliseconds: a subclass that moves now_ms (a shifted or frozen
+        # clock) would otherwise be judged by one clock and slept by another.
+        self._now_ns: Callable[[], int] | None = (
+            getattr(clock, "now_ns", None) if _same_reader(type(clock)) else None
+        )
         self._max_wait_s = max_wait_s
         self._heap: list[tuple[int, int, object]] = []
         self._armed: dict[object, tuple[int, int, Callable[[], None]]] = {}
