@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Container
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final, NamedTuple
 
@@ -195,7 +195,7 @@ def every_seconds_rule(seconds: object) -> int | Breach:
 
 # -- instants -----------------------------------------------------------------
 
-_EPOCH: Final = datetime(1970, 1, 1)  # noqa: DTZ001 - naive on purpose: the text is UTC
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def instant_rule(text: object) -> int | Breach:
@@ -208,9 +208,10 @@ def instant_rule(text: object) -> int | Breach:
     if type(text) is str and len(text) == 24 and text[4:20:3] == "--T::." and text[23] == "Z":
         try:
             if text.isascii():
-                # (the fields' sum, not ``// timedelta``: that division goes
-                # through microseconds as big integers, twice as slow)
-                since = datetime.fromisoformat(text[:-1]) - _EPOCH
+                # (the whole text, its "Z" read as UTC, is quicker to read
+                # than a slice of it; the fields' sum, not ``// timedelta``:
+                # that division goes through microseconds as big integers)
+                since = datetime.fromisoformat(text) - _EPOCH
                 return (since.days * 86_400 + since.seconds) * 1000 + since.microseconds // 1000
         except ValueError:
             pass
