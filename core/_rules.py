@@ -539,15 +539,9 @@ def lattice_rule(
     occurrence delivered) and the point after it (the record's next target,
     None past year 9999: the series ends), or the breach."""
     interval = every_seconds * 1000
-    # (an int is a safe integer when it is in range: both ranges lie inside
-    # the safe one, so only another type needs ``safe_integer``)
-    if (type(accepted_ms) is not int and safe_integer(accepted_ms) is None) or not (
-        MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS
-    ):
+    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
         return Breach.ACCEPTED_OUT_OF_RANGE
-    if (type(interval) is not int and safe_integer(interval) is None) or not (
-        0 < interval <= MAX_SAFE_INTEGER
-    ):
+    if safe_integer(interval) is None or interval <= 0:
         return Breach.INTERVAL_NOT_POSITIVE
     return occurrence_rule(target, interval, accepted_ms)
 
