@@ -57,6 +57,7 @@ from tickler.core._rules import (
     end_rule,
     id_breach,
     instant_rule,
+    is_breach,
     log_reason,
     operator_breach,
     paused_rule,
@@ -220,7 +221,7 @@ def _on_create(book: _Book, change: CreateChange | CreateChangeV2) -> None:
     record = change.schedule
     target = record_rule(record)
     if type(target) is not int:
-        assert isinstance(target, Breach)
+        assert is_breach(target)
         raise _broken(target, kind=record.kind)
     reused = reuse_breach(book.seen_ids, record.id)
     if reused is not None:
@@ -267,7 +268,7 @@ def _on_dispatch(book: _Book, change: DispatchChange) -> None:
         return
     accepted_ms = _accepted_instant(accepted_at)
     if type(accepted_ms) is not int:
-        assert isinstance(accepted_ms, Breach)
+        assert is_breach(accepted_ms)
         raise _broken(accepted_ms)
     bounded = bounded_step(
         record,
@@ -276,7 +277,7 @@ def _on_dispatch(book: _Book, change: DispatchChange) -> None:
         book.ends.get(schedule_id),
         accepted_ms,
     )
-    if isinstance(bounded, Breach):
+    if is_breach(bounded):
         raise _broken(bounded, kind=record.kind)
     step, end = bounded
     if step.next is None:  # its last occurrence (or past year 9999): the series ends
@@ -330,7 +331,7 @@ def _created_end(change: ScheduleChange, record: ScheduleRecord, target: int) ->
 
 def _instant(text: str) -> int:
     read = instant_rule(text)
-    if isinstance(read, Breach):
+    if is_breach(read):
         raise _broken(read)
     return read
 
@@ -362,7 +363,7 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
             prompt=not isinstance(change.prompt, UnsetType),
             scheduled_at=not isinstance(change.scheduled_at, UnsetType),
         )
-        if isinstance(rescheduled, Breach):
+        if is_breach(rescheduled):
             raise _broken(rescheduled, kind=change.schedule.kind)
         record, target, continuation = change.schedule, rescheduled, None
     if not isinstance(change.prompt, UnsetType):
@@ -372,10 +373,10 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
         record = msgspec.structs.replace(record, prompt=change.prompt)
     if not isinstance(change.scheduled_at, UnsetType):
         moved = instant_rule(change.scheduled_at)
-        if isinstance(moved, Breach):
+        if is_breach(moved):
             raise _broken(moved)
         following = continuation_rule(record, entry.target, continuation, moved)
-        if isinstance(following, Breach):  # a record built by hand that no create vouched for
+        if is_breach(following):  # a record built by hand that no create vouched for
             raise _broken(following)
         continuation = following
         record = msgspec.structs.replace(record, scheduled_at=change.scheduled_at)
@@ -383,7 +384,7 @@ def _update(book: _Book, entry: Entry, change: UpdateChange) -> None:
     paused = record.id in book.paused
     if not isinstance(change.paused, UnsetType):
         read = paused_rule(change.paused)
-        if isinstance(read, Breach):
+        if is_breach(read):
             raise _broken(read)
         paused = read
     end = _changed_end(book.ends.get(record.id), change, record, target)
@@ -405,7 +406,7 @@ def _changed_end(
         until = None if change.until is None else _instant(change.until)
     if not isinstance(change.count, UnsetType):
         count = None if change.count is None else count_rule(change.count)
-        if isinstance(count, Breach):
+        if is_breach(count):
             raise _broken(count)
         remaining = count
     if not sent and not isinstance(record, RECURRING):
