@@ -320,3 +320,22 @@ def test_a_resume_after_until_passed_while_paused_is_refused_and_delivers_nothin
     later = {"id": "schedule-1", "paused": False, "until": "2026-12-08T08:00:00Z"}
     resumed = s.call("schedule_update", later, T0 + 10 * HOUR)
     assert resumed["scheduledAt"] == "2026-12-07T19:00:00.000Z"
+
+
+def test_an_occurrence_at_until_itself_is_delivered_then_the_series_ends() -> None:
+    """``until`` is inclusive: an occurrence that falls on it is the last one
+    delivered, in step and in a catch-up alike."""
+    until = format_instant(T0 + 3 * HOUR)
+    for catch_up in (False, True):
+        s = Session()
+        args = {"prompt": "p", "every_seconds": 3600, "until": until}
+        created = s.call("schedule_create", args, T0)
+        assert _utc(created) == [format_instant(T0 + n * HOUR) for n in (1, 2, 3)]
+        if not catch_up:
+            for n in (1, 2):
+                assert isinstance(s.deliver(T0 + n * HOUR), Delivery)
+        last = s.deliver(T0 + 3 * HOUR)
+        assert isinstance(last, Delivery)
+        assert last.occurrences[0].occurrence_at == until
+        assert s.state.get("schedule-1") is None
+        assert s.deliver(T0 + 9 * HOUR) == Wait(None)
