@@ -44,7 +44,7 @@ from tickler.shell._host import SessionClosed
 from tickler.shell._loading import Loaded, load_session, next_wake, snapshot_of, usable, wake_hint
 from tickler.shell._observer import NO_OBSERVER, RuntimeObserver, ToolResult
 from tickler.shell._phase import Phase
-from tickler.shell._ports import LeasedLog, NewEvent, SessionLog, WakeIndex
+from tickler.shell._ports import LeasedLog, NewEvent, RecordedWake, SessionLog, WakeIndex
 from tickler.shell._retry import Outage
 from tickler.shell._timers import TimerHeap
 
@@ -121,12 +121,19 @@ class UnitOfWork:
     async def load(self) -> None:
         """Under the FIFO: load the session (snapshot, then the log after
         it), arming the timer from the snapshot's hint first."""
-        snapshot = usable(self.log, self.log.load_snapshot())
-        hint = None if snapshot is None else wake_hint(snapshot)
+        # Armed from the wake the store kept at the last close, else from
+        # the snapshot's first bytes; the state loads next, off the event
+        # loop, so other sessions keep running meanwhile.
+        known, hint = (
+            self.log.recorded_wake() if isinstance(self.log, RecordedWake) else (False, None)
+        )
         if hint is not None:
-            # Armed from the snapshot's first bytes; the state loads next,
-            # off the event loop, so other sessions keep running meanwhile.
             self.arm(hint)
+        snapshot = usable(self.log, self.log.load_snapshot())
+        if not known:
+            hint = None if snapshot is None else wake_hint(snapshot)
+            if hint is not None:
+                self.arm(hint)
         try:
             self.loaded = await asyncio.to_thread(load_session, self.log, snapshot)
             self.phase = Phase.RUNNING

@@ -142,10 +142,11 @@ class JsonlLog(StoreLog, HeldWake):
         stale_snapshot: bool = False,
         holder: str = "",
         held: wakes.Held = wakes.NOT_HELD,
+        size: int | None = None,
     ) -> None:
         assert scanned.header is not None
         self._store = store
-        self._hold(holder, held, scanned.length)  # its row in the wake index
+        self._hold(holder, held, scanned.length, size)  # its row in the wake index
         self._journal = store._journal
         self._file = file
         # a str, not a Path: kept by every open session (shared with its file)
@@ -711,6 +712,7 @@ class JsonlStore:
             notes += _remove_temp(path.with_suffix(".snapshot"))
             # Held in the index before the log can change (see _wake_file).
             held = self.wakes.run(wakes.hold, session_id, holder)
+            size = os.fstat(fd).st_size  # what the index's size is compared with
         except BaseException as exc:
             os.close(fd)
             if isinstance(exc, OSError):
@@ -731,6 +733,7 @@ class JsonlStore:
             stale_snapshot=stale,
             holder=holder,
             held=held,
+            size=size,
         )
         log.recovered = tuple(notes)
         return log

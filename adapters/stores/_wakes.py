@@ -70,10 +70,14 @@ def is_worker(holder: str | None) -> bool:
 
 
 class Held(NamedTuple):
-    """A session's row as its new holder finds it."""
+    """A session's row as its new holder finds it: its wake and failure
+    count, and, when its last holder released it (its exact wake, with its
+    log durable), the size of its log then (None: held, crashed, never
+    released, or a store that records no size)."""
 
     next_due_at: int | None
     failures: int
+    released_size: int | None = None
 
 
 NOT_HELD: Final = Held(None, 0)
@@ -97,13 +101,17 @@ def create(conn: sqlite3.Connection) -> None:
 def hold(conn: sqlite3.Connection, session_id: str, holder: str) -> Held:
     """Mark the session held by ``holder`` (a row is made when absent: a new
     session, or one the index did not know)."""
+    before = conn.execute(
+        "SELECT holder, size, set_aside FROM wakes WHERE session_id = ?", (session_id,)
+    ).fetchone()
     row = conn.execute(
         "INSERT INTO wakes (session_id, holder) VALUES (?, ?)"
         " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder"
         " RETURNING next_due_at, failures",
         (session_id, holder),
     ).fetchone()
-    return Held(row[0], int(row[1]))
+    released = before is not None and before[0] is None and before[2] is None
+    return Held(row[0], int(row[1]), before[1] if released else None)
 
 
 def note(conn: sqlite3.Connection, items: Iterable[tuple[str, int | None, int]]) -> None:

@@ -1,0 +1,167 @@
+"""A reopened JSONL session is armed from the wake its last close wrote to
+the wake index, before its log is replayed, and only when that wake is
+still the session's: its last holder released it, and the file is the size
+it was then. A session changed behind the index, or left by a holder that
+died, is armed only once it has loaded (or from its snapshot's hint)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tickler.adapters.stores import _wakes as wakes
+from tickler.adapters.stores._jsonl import JsonlStore
+from tickler.adapters.stores._wake_file import FILE_NAME, WakeFile
+from tickler.shell import _unit_of_work
+from tickler.shell._clock import VirtualClock
+from tickler.shell._loading import Loaded, load_session
+from tickler.shell._ports import RecordedWake, SessionLog, Snapshot
+from tickler.shell._runtime import ScheduleRuntime
+from tickler.shell._timers import TimerHeap
+
+from .worker_support import NeverIdle
+
+T0 = 1_786_000_000_000  # 2026-08-06
+TARGET = T0 + 600_000  # the reminder's target: ten minutes on
+
+
+async def one_reminder(directory: Path, *, snapshot: bool = False) -> None:
+    """A session with one reminder due at TARGET, closed cleanly."""
+    store = JsonlStore(directory)
+    log = await store.open("s1", created_at=T0)
+    runtime = ScheduleRuntime(log, NeverIdle(), VirtualClock(T0))
+    try:
+        await runtime.start()
+        answer = await runtime.call_tool("schedule_create", {"prompt": "p", "after_seconds": 600})
+        assert '"state":"scheduled"' in answer, answer
+        if snapshot:
+            assert await runtime.save_snapshot()
+    finally:
+        await runtime.dispose()
+        await store.close()
+
+
+async def recorded(directory: Path) -> tuple[bool, int | None]:
+    store = JsonlStore(directory)
+    try:
+        log = await store.open("s1", created_at=T0)
+        assert isinstance(log, RecordedWake)
+        return log.recorded_wake()
+    finally:
+        await store.close()
+
+
+async def test_a_clean_close_leaves_the_wake_the_next_open_finds(tmp_path: Path) -> None:
+    await one_reminder(tmp_path)
+    assert await recorded(tmp_path) == (True, TARGET)
+    # Opened and closed again without a change: still exact.
+    assert await recorded(tmp_path) == (True, TARGET)
+
+
+async def test_a_new_session_has_no_recorded_wake(tmp_path: Path) -> None:
+    assert await recorded(tmp_path) == (False, None)
+
+
+async def test_a_file_changed_behind_the_index_has_none(tmp_path: Path) -> None:
+    await one_reminder(tmp_path)
+    path = tmp_path / "s1.jsonl"
+    seq = path.read_bytes().count(b"\n") - 1  # lines after the header
+    with path.open("ab") as file:  # a writer that keeps no index (a harness)
+        file.write(b'{"type":"turn/start","seq":%d,"time":1,"data":{}}\n' % seq)
+    assert await recorded(tmp_path) == (False, None)
+
+
+async def test_a_holder_that_died_leaves_no_recorded_wake(tmp_path: Path) -> None:
+    await one_reminder(tmp_path)
+    # As kill -9 leaves it: the row still names its holder.
+    index = WakeFile(tmp_path)
+    try:
+        index.run(wakes.hold, "s1", "live:elsewhere:1:dead0000")
+    finally:
+        index.close()
+    assert await recorded(tmp_path) == (False, None)
+
+
+async def test_a_session_set_aside_has_no_recorded_wake(tmp_path: Path) -> None:
+    await one_reminder(tmp_path)
+    index = WakeFile(tmp_path)
+    try:
+        index.run(wakes.set_aside, "s1", "", "unreadable")
+    finally:
+        index.close()
+    assert await recorded(tmp_path) == (False, None)
+
+
+@pytest.fixture
+def slow_load(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], threading.Event]]:
+    """Once called: the replay waits until the test lets it go (it runs in
+    a thread)."""
+    go = threading.Event()
+    load: Callable[[SessionLog, Snapshot | None], Loaded] = load_session
+
+    def waiting(log: SessionLog, snapshot: Snapshot | None) -> Loaded:
+        assert go.wait(30), "the test never let the load go"
+        return load(log, snapshot)
+
+    def block() -> threading.Event:
+        monkeypatch.setattr(_unit_of_work, "load_session", waiting)
+        return go
+
+    yield block
+    go.set()
+
+
+async def start_while_loading(directory: Path, go: threading.Event) -> int | None:
+    """Start a runtime on the reopened session; what it is armed for while
+    the replay has not finished, then let the replay go."""
+    store = JsonlStore(directory)
+    clock = VirtualClock(T0 + 1_000)
+    timers = TimerHeap(clock)
+    log = await store.open("s1", created_at=T0)
+    runtime = ScheduleRuntime(log, NeverIdle(), clock, timers=timers)
+    try:
+        starting = asyncio.ensure_future(runtime.start())
+        for _ in range(50):  # until start() waits for the replay
+            await asyncio.sleep(0)
+        assert not starting.done()
+        armed = runtime.next_wake
+        go.set()
+        await starting
+        assert runtime.next_wake == TARGET  # the loaded state agrees
+        return armed
+    finally:
+        go.set()
+        await runtime.dispose()
+        await store.close()
+        await timers.close()
+
+
+async def test_the_runtime_is_armed_before_the_replay(
+    tmp_path: Path, slow_load: Callable[[], threading.Event]
+) -> None:
+    await one_reminder(tmp_path)
+    assert await start_while_loading(tmp_path, slow_load()) == TARGET
+
+
+async def test_no_arming_before_the_replay_when_the_wake_is_not_known(
+    tmp_path: Path, slow_load: Callable[[], threading.Event]
+) -> None:
+    await one_reminder(tmp_path)
+    index = WakeFile(tmp_path)
+    try:
+        index.run(wakes.hold, "s1", "live:elsewhere:1:dead0000")  # its holder died
+    finally:
+        index.close()
+    assert await start_while_loading(tmp_path, slow_load()) is None
+
+
+async def test_the_snapshot_hint_still_arms_when_the_index_does_not_know(
+    tmp_path: Path, slow_load: Callable[[], threading.Event]
+) -> None:
+    await one_reminder(tmp_path, snapshot=True)
+    (tmp_path / FILE_NAME).unlink()  # the index is gone: built again, empty
+    assert await start_while_loading(tmp_path, slow_load()) == TARGET
