@@ -44,7 +44,7 @@ from tickler.shell._host import SessionClosed
 from tickler.shell._loading import Loaded, load_session, next_wake, snapshot_of, usable, wake_hint
 from tickler.shell._observer import NO_OBSERVER, RuntimeObserver, ToolResult
 from tickler.shell._phase import Phase
-from tickler.shell._ports import LeasedLog, NewEvent, RecordedWake, SessionLog, WakeIndex
+from tickler.shell._ports import LeasedLog, NewEvent, RecordedWake, SessionLog, Snapshot, WakeIndex
 from tickler.shell._retry import Outage
 from tickler.shell._timers import TimerHeap
 
@@ -129,17 +129,23 @@ class UnitOfWork:
         )
         if hint is not None:
             self.arm(hint)
-        snapshot = usable(self.log, self.log.load_snapshot())
-        if not known:
+        snapshot = None
+        if not known:  # (known: the snapshot is read with the log, off the loop)
+            snapshot = usable(self.log, self.log.load_snapshot())
             hint = None if snapshot is None else wake_hint(snapshot)
             if hint is not None:
                 self.arm(hint)
         try:
-            self.loaded = await asyncio.to_thread(load_session, self.log, snapshot)
+            self.loaded = await asyncio.to_thread(self._load, known, snapshot)
             self.phase = Phase.RUNNING
             self.ready = True
         except CorruptScheduleLog as exc:
             self.set_fault(exc)
+
+    def _load(self, read_snapshot: bool, snapshot: Snapshot | None) -> Loaded:
+        if read_snapshot:
+            snapshot = usable(self.log, self.log.load_snapshot())
+        return load_session(self.log, snapshot)
 
     async def execute(self, command: ToolCommand) -> ToolResult:
         """One tool transaction in the session's FIFO (see

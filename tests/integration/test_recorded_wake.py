@@ -165,3 +165,27 @@ async def test_the_snapshot_hint_still_arms_when_the_index_does_not_know(
     await one_reminder(tmp_path, snapshot=True)
     (tmp_path / FILE_NAME).unlink()  # the index is gone: built again, empty
     assert await start_while_loading(tmp_path, slow_load()) == TARGET
+
+
+async def test_a_known_wake_still_loads_from_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await one_reminder(tmp_path, snapshot=True)
+    assert await recorded(tmp_path) == (True, TARGET)
+    given: list[Snapshot | None] = []
+
+    def noting(log: SessionLog, snapshot: Snapshot | None) -> Loaded:
+        given.append(snapshot)
+        return load_session(log, snapshot)
+
+    monkeypatch.setattr(_unit_of_work, "load_session", noting)
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=T0)
+    runtime = ScheduleRuntime(log, NeverIdle(), VirtualClock(T0 + 1_000))
+    try:
+        await runtime.start()
+        assert runtime.next_wake == TARGET
+    finally:
+        await runtime.dispose()
+        await store.close()
+    assert len(given) == 1 and given[0] is not None  # read off the loop, and used
