@@ -188,4 +188,5 @@ async def test_a_known_wake_still_loads_from_the_snapshot(
     finally:
         await runtime.dispose()
         await store.close()
-    assert len(given) == 1 and given[0] is not None  # read off the loop, and used
+    assert len(given) == 1
+    assert given[0] is not None  # read off the loop, and used
