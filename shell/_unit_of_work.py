@@ -135,6 +135,9 @@ class UnitOfWork:
             hint = None if snapshot is None else wake_hint(snapshot)
             if hint is not None:
                 self.arm(hint)
+        # What is ready runs first: the load's thread holds the interpreter
+        # through each long decode (a snapshot's, a chunk of the log's).
+        await asyncio.sleep(0)
         try:
             self.loaded = await asyncio.to_thread(self._load, known, snapshot)
             self.phase = Phase.RUNNING

@@ -190,3 +190,34 @@ async def test_a_known_wake_still_loads_from_the_snapshot(
         await store.close()
     assert len(given) == 1
     assert given[0] is not None  # read off the loop, and used
+
+
+async def test_what_is_ready_runs_before_the_load_takes_the_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Armed, the runtime lets the tasks that are ready run before its load
+    starts (the load's thread holds the interpreter through each long decode,
+    so they would wait for it)."""
+    await one_reminder(tmp_path, snapshot=True)
+    order: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def noting(*args: object, **kwargs: object) -> object:
+        order.append("load")
+        return await to_thread(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def ready() -> None:
+        order.append("ready")
+
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=T0)
+    monkeypatch.setattr(asyncio, "to_thread", noting)  # as the unit of work reads it
+    runtime = ScheduleRuntime(log, NeverIdle(), VirtualClock(T0 + 1_000))
+    try:
+        starting = asyncio.ensure_future(runtime.start())
+        await asyncio.gather(starting, ready())
+        assert runtime.next_wake == TARGET
+    finally:
+        await runtime.dispose()
+        await store.close()
+    assert order[:2] == ["ready", "load"]
