@@ -7,6 +7,8 @@ died, is armed only once it has loaded (or from its snapshot's hint)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +25,7 @@ from tickler.shell._ports import RecordedWake, SessionLog, Snapshot
 from tickler.shell._runtime import ScheduleRuntime
 from tickler.shell._timers import TimerHeap
 
+from .conftest import CHILD
 from .worker_support import NeverIdle
 
 T0 = 1_786_000_000_000  # 2026-08-06
@@ -43,6 +46,17 @@ async def one_reminder(directory: Path, *, snapshot: bool = False) -> None:
     finally:
         await runtime.dispose()
         await store.close()
+
+
+def killed_holding(directory: Path) -> None:
+    """A process opens the session, appends and flushes two batches, then
+    kill -9s itself: its row still names it, and the file has grown."""
+    done = subprocess.run(
+        [sys.executable, str(CHILD), "die-after", "jsonl", str(directory), "s1", "2"],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr
 
 
 async def recorded(directory: Path) -> tuple[bool, int | None]:
@@ -83,6 +97,12 @@ async def test_a_holder_that_died_leaves_no_recorded_wake(tmp_path: Path) -> Non
         index.run(wakes.hold, "s1", "live:elsewhere:1:dead0000")
     finally:
         index.close()
+    assert await recorded(tmp_path) == (False, None)
+
+
+async def test_a_holder_killed_with_sigkill_leaves_no_recorded_wake(tmp_path: Path) -> None:
+    await one_reminder(tmp_path)
+    killed_holding(tmp_path)
     assert await recorded(tmp_path) == (False, None)
 
 
