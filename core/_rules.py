@@ -336,12 +336,14 @@ def fields_rule(
         interval = every_seconds_rule(seconds)
     else:
         interval = 0
-    if is_breach(interval):
+    # (each verdict told from a breach by ``isinstance(..., int)``: quicker
+    # than a call, and a Breach is no int)
+    if not isinstance(interval, int):
         return interval
     if not is_stored_text(schedule_id):
         return Breach.ID
     target = instant_rule(scheduled_at)
-    return target if is_breach(target) else (interval, target)
+    return (interval, target) if isinstance(target, int) else target
 
 
 @lru_cache(maxsize=1024)
@@ -497,7 +499,7 @@ def record_rule(record: ScheduleRecord) -> int | Breach:
         )
     else:
         checked = fields_rule("at", record.prompt, 0, record.id, record.scheduled_at)
-    return checked if is_breach(checked) else checked[1]
+    return checked[1] if isinstance(checked, tuple) else checked
 
 
 # -- the log's transitions ----------------------------------------------------
@@ -531,31 +533,36 @@ def dispatch_form_breach(record: ScheduleRecord, has_accepted_at: bool) -> Breac
     return Breach.ONE_SHOT_ACCEPTED_AT if has_accepted_at else None
 
 
-def lattice_rule(
-    target: int, every_seconds: int, accepted_ms: int
-) -> tuple[int, int | None] | Breach:
+def lattice_rule(target: int, every_seconds: int, accepted_ms: int) -> CatchUp | Breach:
     """The fixed-rate lattice ``target + k * interval`` at a dispatch
     accepted at ``accepted_ms``: the latest point ``<= accepted_ms`` (the
-    occurrence delivered) and the point after it (the record's next target,
-    None past year 9999: the series ends), or the breach."""
+    occurrence delivered), the ``k`` earlier points it stands for, and the
+    point after it (the record's next target, None past year 9999: the
+    series ends), or the breach."""
     interval = every_seconds * 1000
-    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+    # (an int needs only the range, narrower than the safe integers)
+    if (type(accepted_ms) is not int and safe_integer(accepted_ms) is None) or not (
+        MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS
+    ):
         return Breach.ACCEPTED_OUT_OF_RANGE
     if safe_integer(interval) is None or interval <= 0:
         return Breach.INTERVAL_NOT_POSITIVE
     return occurrence_rule(target, interval, accepted_ms)
 
 
-def occurrence_rule(
-    target: int, interval_ms: int, accepted_ms: int
-) -> tuple[int, int | None] | Breach:
+def occurrence_rule(target: int, interval_ms: int, accepted_ms: int) -> CatchUp | Breach:
     """:func:`lattice_rule` for an ``accepted_ms`` and an interval already
-    known to be valid (the fold's fast path: both were judged on decoding)."""
+    known to be valid."""
     if accepted_ms < target:
         return Breach.DISPATCH_PRECEDES
-    occurrence = target + (accepted_ms - target) // interval_ms * interval_ms
+    skipped = (accepted_ms - target) // interval_ms
+    occurrence = target + skipped * interval_ms
     following = occurrence + interval_ms
-    return occurrence, (following if following <= MAX_INSTANT_MS else None)
+    # (``tuple.__new__``: not the NamedTuple's constructor, a Python function;
+    # replay builds one of these per fixed-rate dispatch)
+    return tuple.__new__(
+        CatchUp, (occurrence, skipped, following if following <= MAX_INSTANT_MS else None)
+    )
 
 
 # -- a recurring series: where it continues ------------------------------------
@@ -636,11 +643,7 @@ def series_step(
     stands for, and the next target (None past year 9999: the series ends),
     or the breach."""
     if continuation is None and type(record) is EverySchedule:  # the usual case, first
-        lattice = lattice_rule(target, record.every_seconds, accepted_ms)
-        if is_breach(lattice):
-            return lattice
-        skipped = (lattice[0] - target) // (record.every_seconds * 1000)
-        return CatchUp(lattice[0], skipped, lattice[1])
+        return lattice_rule(target, record.every_seconds, accepted_ms)
     rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
     if is_breach(rule):
         return rule
@@ -662,8 +665,7 @@ def series_step(
     step_ = lattice_rule(continuation, record.every_seconds, accepted_ms)
     if is_breach(step_):
         return step_
-    skipped = (step_[0] - continuation) // (record.every_seconds * 1000)
-    return CatchUp(step_[0], skipped + 1, step_[1])  # the snoozed target too
+    return step_._replace(skipped=step_.skipped + 1)  # the snoozed target too
 
 
 def _nth_point(record: ScheduleRecord, target: int, continuation: int | None, n: int) -> int:
@@ -715,7 +717,7 @@ def bounded_step(
     past ``until`` (a snooze or resume) is delivered once, then it ends."""
     if end is None:
         step = series_step(record, target, continuation, accepted_ms)
-        return step if is_breach(step) else (step, None)
+        return (step, None) if isinstance(step, tuple) else step  # (not a breach, quicker)
     if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
         return Breach.ACCEPTED_OUT_OF_RANGE
     until, remaining = end
