@@ -540,26 +540,22 @@ def lattice_rule(target: int, every_seconds: int, accepted_ms: int) -> CatchUp |
     point after it (the record's next target, None past year 9999: the
     series ends), or the breach."""
     interval = every_seconds * 1000
-    # (an int needs only the range, narrower than the safe integers)
+    # (an int needs only its bounds, not the safe-integer call: replay asks
+    # this of every fixed-rate dispatch)
     if (type(accepted_ms) is not int and safe_integer(accepted_ms) is None) or not (
         MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS
     ):
         return Breach.ACCEPTED_OUT_OF_RANGE
-    if safe_integer(interval) is None or interval <= 0:
+    if (type(interval) is not int and safe_integer(interval) is None) or not (
+        0 < interval <= MAX_SAFE_INTEGER
+    ):
         return Breach.INTERVAL_NOT_POSITIVE
-    return occurrence_rule(target, interval, accepted_ms)
-
-
-def occurrence_rule(target: int, interval_ms: int, accepted_ms: int) -> CatchUp | Breach:
-    """:func:`lattice_rule` for an ``accepted_ms`` and an interval already
-    known to be valid."""
     if accepted_ms < target:
         return Breach.DISPATCH_PRECEDES
-    skipped = (accepted_ms - target) // interval_ms
-    occurrence = target + skipped * interval_ms
-    following = occurrence + interval_ms
-    # (``tuple.__new__``: not the NamedTuple's constructor, a Python function;
-    # replay builds one of these per fixed-rate dispatch)
+    skipped = (accepted_ms - target) // interval
+    occurrence = target + skipped * interval
+    following = occurrence + interval
+    # (``tuple.__new__``: not the NamedTuple's constructor, a Python function)
     return tuple.__new__(
         CatchUp, (occurrence, skipped, following if following <= MAX_INSTANT_MS else None)
     )
@@ -963,7 +959,6 @@ __all__ = [
     "is_stored_text",
     "lattice_rule",
     "log_reason",
-    "occurrence_rule",
     "paused_rule",
     "prompt_breach",
     "record_rule",

@@ -97,8 +97,8 @@ MUTANTS = (
     Mutant("a fixed-rate batch misses its last record", "core/_decide.py",
            "(now, _AFTER_EVERY_ORDER, \"\")", "(now, 0, \"\")"),
     Mutant("latest-only catch-up off by one interval", "core/_rules.py",
-           "skipped = (accepted_ms - target) // interval_ms\n",
-           "skipped = (accepted_ms - target) // interval_ms - 1\n"),
+           "skipped = (accepted_ms - target) // interval\n",
+           "skipped = (accepted_ms - target) // interval - 1\n"),
     # calendar reminders, updates and request ids (issue 17)
     Mutant("a calendar record off its rule accepted", "core/_rules.py",
            "if catch_up(rule, target, target) is None:", "if False:"),
