@@ -212,7 +212,7 @@ def instant_rule(text: object) -> int | Breach:
                 # than a slice of it; the fields' sum, not ``// timedelta``:
                 # that division goes through microseconds as big integers)
                 since = datetime.fromisoformat(text) - _EPOCH
-                return (since.days * 86_400 + since.seconds) * 1000 + since.microseconds // 1000
+                return since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
         except ValueError:
             pass
     if not isinstance(text, str) or not matches_canonical_pattern(text):

@@ -260,7 +260,7 @@ def _on_dispatch(book: _Book, change: DispatchChange) -> None:
         raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
     if schedule_id in book.paused:
         raise _broken(Breach.DISPATCH_PAUSED, schedule_id)
-    record = entry.record
+    _, record, target = entry  # (unpacked: quicker than a NamedTuple's fields)
     accepted = isinstance(accepted_at, str)
     form = dispatch_form_breach(record, accepted)
     if form is not None:
@@ -274,7 +274,7 @@ def _on_dispatch(book: _Book, change: DispatchChange) -> None:
         raise _broken(accepted_ms)
     bounded = bounded_step(
         record,
-        entry.target,
+        target,
         book.lattices.get(schedule_id),
         book.ends.get(schedule_id),
         accepted_ms,
@@ -595,7 +595,7 @@ class _FoldBook:
         self.created += 1
 
     def remove(self, entry: Entry) -> None:
-        schedule_id = entry.record.id
+        schedule_id = entry[1].id  # (its record's: quicker than the field by name)
         del self.entries[schedule_id]
         if self.paused:
             self.paused.discard(schedule_id)
