@@ -26,7 +26,7 @@ messages). A message may differ by path; a rule cannot.
 from __future__ import annotations
 
 import enum
-from collections.abc import Container
+from collections.abc import Callable, Container
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final, NamedTuple
@@ -37,6 +37,7 @@ from tickler.core._model import (
     MIN_EVERY_INTERVAL_SECONDS,
     RECURRING,
     AfterSchedule,
+    AtSchedule,
     CalendarSchedule,
     EverySchedule,
     ScheduleRecord,
@@ -324,26 +325,33 @@ def target_breach(target: int, now: int) -> Breach | None:
 def fields_rule(
     kind: str, prompt: object, seconds: object, schedule_id: object, scheduled_at: object
 ) -> tuple[int, int] | Breach:
-    """Every field rule of a record of ``kind``, in the reference's order
-    (prompt, interval, id, scheduledAt), on the values as they were read
-    (``seconds`` is ignored for an ``at`` record): its interval as an int (0
-    for ``at``) and its target in epoch ms, or the first breach."""
-    if not is_stored_text(prompt):
-        return Breach.PROMPT
-    if kind == "after":
-        interval = after_seconds_rule(seconds)
-    elif kind == "every":
-        interval = every_seconds_rule(seconds)
+    """:func:`record_rule` of the record of ``kind`` these values make, as
+    they were read (``seconds`` is ignored for an ``at`` record): its
+    interval as an int (0 for ``at``) and its target in epoch ms, or the
+    first breach."""
+    if kind in _INTERVAL_RULES:
+        unjudged = _INTERVALED[kind](schedule_id, prompt, seconds, scheduled_at)
     else:
-        interval = 0
-    # (each verdict told from a breach by ``isinstance(..., int)``: quicker
-    # than a call, and a Breach is no int)
-    if not isinstance(interval, int):
-        return interval
-    if not is_stored_text(schedule_id):
-        return Breach.ID
-    target = instant_rule(scheduled_at)
-    return (interval, target) if isinstance(target, int) else target
+        unjudged = _AT(schedule_id, prompt, scheduled_at)
+    target = record_rule(unjudged)
+    if not isinstance(target, int):
+        return target
+    interval = _INTERVAL_RULES[kind](seconds) if kind in _INTERVAL_RULES else 0
+    assert isinstance(interval, int)  # record_rule judged it
+    return interval, target
+
+
+# The records built from values as they were read (a Struct's constructor
+# checks no types: record_rule judges them), and each interval's rule.
+_INTERVALED: Final[dict[str, Callable[..., ScheduleRecord]]] = {
+    "after": AfterSchedule,
+    "every": EverySchedule,
+}
+_AT: Final[Callable[..., ScheduleRecord]] = AtSchedule
+_INTERVAL_RULES: Final[dict[str, Callable[[object], int | Breach]]] = {
+    "after": after_seconds_rule,
+    "every": every_seconds_rule,
+}
 
 
 @lru_cache(maxsize=1024)
@@ -476,8 +484,11 @@ def reschedule_rule(
 
 
 def record_rule(record: ScheduleRecord) -> int | Breach:
-    """:func:`fields_rule` of a typed record: its target in epoch ms, or the
-    first breach."""
+    """Every field rule of a record, in the reference's order (prompt,
+    interval, id, scheduledAt; a calendar record's: see
+    :func:`calendar_record_rule`): its target in epoch ms, or the first
+    breach. (One function, each field's rule called once from it: replay
+    asks this of every create.)"""
     if type(record) is CalendarSchedule:
         calendar = calendar_record_rule(
             record.prompt,
@@ -489,17 +500,21 @@ def record_rule(record: ScheduleRecord) -> int | Breach:
             record.scheduled_at,
         )
         return calendar if is_breach(calendar) else calendar[1]
+    if not is_stored_text(record.prompt):
+        return Breach.PROMPT
     if type(record) is AfterSchedule:
-        checked = fields_rule(
-            "after", record.prompt, record.after_seconds, record.id, record.scheduled_at
-        )
+        interval = after_seconds_rule(record.after_seconds)
     elif type(record) is EverySchedule:
-        checked = fields_rule(
-            "every", record.prompt, record.every_seconds, record.id, record.scheduled_at
-        )
+        interval = every_seconds_rule(record.every_seconds)
     else:
-        checked = fields_rule("at", record.prompt, 0, record.id, record.scheduled_at)
-    return checked[1] if isinstance(checked, tuple) else checked
+        interval = 0
+    # (a verdict told from a breach by ``isinstance(..., int)``: quicker
+    # than a call, and a Breach is no int)
+    if not isinstance(interval, int):
+        return interval
+    if not is_stored_text(record.id):
+        return Breach.ID
+    return instant_rule(record.scheduled_at)
 
 
 # -- the log's transitions ----------------------------------------------------
