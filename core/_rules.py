@@ -570,10 +570,7 @@ def lattice_rule(target: int, every_seconds: int, accepted_ms: int) -> CatchUp |
     skipped = (accepted_ms - target) // interval
     occurrence = target + skipped * interval
     following = occurrence + interval
-    # (``tuple.__new__``: not the NamedTuple's constructor, a Python function)
-    return tuple.__new__(
-        CatchUp, (occurrence, skipped, following if following <= MAX_INSTANT_MS else None)
-    )
+    return CatchUp(occurrence, skipped, following if following <= MAX_INSTANT_MS else None)
 
 
 # -- a recurring series: where it continues ------------------------------------

@@ -89,11 +89,6 @@ class Entry(NamedTuple):
         return (self.target, self.order, self.record.id)
 
 
-# Builds an Entry without the NamedTuple's Python-level constructor (replay
-# builds one per create and per dispatch of a recurring record).
-_new_entry: Final = tuple.__new__
-
-
 def entry(order: int, record: ScheduleRecord) -> Entry:
     return Entry(order, record, parse_instant(record.scheduled_at))
 
@@ -231,7 +226,7 @@ def _on_create(book: _Book, change: CreateChange | CreateChangeV2) -> None:
     reused = reuse_breach(book.seen_ids, record.id)
     if reused is not None:
         raise _broken(reused, record.id)
-    new = _new_entry(Entry, (book.created, record, target))
+    new = Entry(book.created, record, target)
     if type(change) is CreateChangeV2:
         book.create(new, _request(book, change), _created_end(change, record, target))
     else:
@@ -610,7 +605,7 @@ class _FoldBook:
         for the survivors."""
         order, record, _ = old
         schedule_id = record.id
-        self.entries[schedule_id] = _new_entry(Entry, (order, record, target))
+        self.entries[schedule_id] = Entry(order, record, target)
         if self.lattices:
             self.lattices.pop(schedule_id, None)
         if end is not None or self.ends:
