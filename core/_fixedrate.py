@@ -30,7 +30,7 @@ def resolve_every_occurrence(record: EverySchedule, accepted_ms: int) -> EveryOc
     step = lattice_rule(parse_instant(record.scheduled_at), record.every_seconds, accepted_ms)
     if isinstance(step, Breach):
         raise CorruptScheduleLog(log_reason(step))
-    occurrence, following = step
+    following = step.next
     return EveryOccurrence(
-        format_instant(occurrence), None if following is None else format_instant(following)
+        format_instant(step.occurrence), None if following is None else format_instant(following)
     )

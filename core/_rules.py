@@ -26,7 +26,7 @@ messages). A message may differ by path; a rule cannot.
 from __future__ import annotations
 
 import enum
-from collections.abc import Container
+from collections.abc import Callable, Container
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final, NamedTuple
@@ -37,6 +37,7 @@ from tickler.core._model import (
     MIN_EVERY_INTERVAL_SECONDS,
     RECURRING,
     AfterSchedule,
+    AtSchedule,
     CalendarSchedule,
     EverySchedule,
     ScheduleRecord,
@@ -212,7 +213,7 @@ def instant_rule(text: object) -> int | Breach:
                 # than a slice of it; the fields' sum, not ``// timedelta``:
                 # that division goes through microseconds as big integers)
                 since = datetime.fromisoformat(text) - _EPOCH
-                return (since.days * 86_400 + since.seconds) * 1000 + since.microseconds // 1000
+                return since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
         except ValueError:
             pass
     if not isinstance(text, str) or not matches_canonical_pattern(text):
@@ -324,24 +325,33 @@ def target_breach(target: int, now: int) -> Breach | None:
 def fields_rule(
     kind: str, prompt: object, seconds: object, schedule_id: object, scheduled_at: object
 ) -> tuple[int, int] | Breach:
-    """Every field rule of a record of ``kind``, in the reference's order
-    (prompt, interval, id, scheduledAt), on the values as they were read
-    (``seconds`` is ignored for an ``at`` record): its interval as an int (0
-    for ``at``) and its target in epoch ms, or the first breach."""
-    if not is_stored_text(prompt):
-        return Breach.PROMPT
-    if kind == "after":
-        interval = after_seconds_rule(seconds)
-    elif kind == "every":
-        interval = every_seconds_rule(seconds)
+    """:func:`record_rule` of the record of ``kind`` these values make, as
+    they were read (``seconds`` is ignored for an ``at`` record): its
+    interval as an int (0 for ``at``) and its target in epoch ms, or the
+    first breach."""
+    if kind in _INTERVAL_RULES:
+        unjudged = _INTERVALED[kind](schedule_id, prompt, seconds, scheduled_at)
     else:
-        interval = 0
-    if is_breach(interval):
-        return interval
-    if not is_stored_text(schedule_id):
-        return Breach.ID
-    target = instant_rule(scheduled_at)
-    return target if is_breach(target) else (interval, target)
+        unjudged = _AT(schedule_id, prompt, scheduled_at)
+    target = record_rule(unjudged)
+    if not isinstance(target, int):
+        return target
+    interval = _INTERVAL_RULES[kind](seconds) if kind in _INTERVAL_RULES else 0
+    assert isinstance(interval, int)  # record_rule judged it
+    return interval, target
+
+
+# The records built from values as they were read (a Struct's constructor
+# checks no types: record_rule judges them), and each interval's rule.
+_INTERVALED: Final[dict[str, Callable[..., ScheduleRecord]]] = {
+    "after": AfterSchedule,
+    "every": EverySchedule,
+}
+_AT: Final[Callable[..., ScheduleRecord]] = AtSchedule
+_INTERVAL_RULES: Final[dict[str, Callable[[object], int | Breach]]] = {
+    "after": after_seconds_rule,
+    "every": every_seconds_rule,
+}
 
 
 @lru_cache(maxsize=1024)
@@ -474,8 +484,11 @@ def reschedule_rule(
 
 
 def record_rule(record: ScheduleRecord) -> int | Breach:
-    """:func:`fields_rule` of a typed record: its target in epoch ms, or the
-    first breach."""
+    """Every field rule of a record, in the reference's order (prompt,
+    interval, id, scheduledAt; a calendar record's: see
+    :func:`calendar_record_rule`): its target in epoch ms, or the first
+    breach. (One function, each field's rule called once from it: replay
+    asks this of every create.)"""
     if type(record) is CalendarSchedule:
         calendar = calendar_record_rule(
             record.prompt,
@@ -487,17 +500,21 @@ def record_rule(record: ScheduleRecord) -> int | Breach:
             record.scheduled_at,
         )
         return calendar if is_breach(calendar) else calendar[1]
+    if not is_stored_text(record.prompt):
+        return Breach.PROMPT
     if type(record) is AfterSchedule:
-        checked = fields_rule(
-            "after", record.prompt, record.after_seconds, record.id, record.scheduled_at
-        )
+        interval = after_seconds_rule(record.after_seconds)
     elif type(record) is EverySchedule:
-        checked = fields_rule(
-            "every", record.prompt, record.every_seconds, record.id, record.scheduled_at
-        )
+        interval = every_seconds_rule(record.every_seconds)
     else:
-        checked = fields_rule("at", record.prompt, 0, record.id, record.scheduled_at)
-    return checked if is_breach(checked) else checked[1]
+        interval = 0
+    # (a verdict told from a breach by ``isinstance(..., int)``: quicker
+    # than a call, and a Breach is no int)
+    if not isinstance(interval, int):
+        return interval
+    if not is_stored_text(record.id):
+        return Breach.ID
+    return instant_rule(record.scheduled_at)
 
 
 # -- the log's transitions ----------------------------------------------------
@@ -531,31 +548,29 @@ def dispatch_form_breach(record: ScheduleRecord, has_accepted_at: bool) -> Breac
     return Breach.ONE_SHOT_ACCEPTED_AT if has_accepted_at else None
 
 
-def lattice_rule(
-    target: int, every_seconds: int, accepted_ms: int
-) -> tuple[int, int | None] | Breach:
+def lattice_rule(target: int, every_seconds: int, accepted_ms: int) -> CatchUp | Breach:
     """The fixed-rate lattice ``target + k * interval`` at a dispatch
     accepted at ``accepted_ms``: the latest point ``<= accepted_ms`` (the
-    occurrence delivered) and the point after it (the record's next target,
-    None past year 9999: the series ends), or the breach."""
+    occurrence delivered), the ``k`` earlier points it stands for, and the
+    point after it (the record's next target, None past year 9999: the
+    series ends), or the breach."""
     interval = every_seconds * 1000
-    if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
+    # (an int needs only its bounds, not the safe-integer call: replay asks
+    # this of every fixed-rate dispatch)
+    if (type(accepted_ms) is not int and safe_integer(accepted_ms) is None) or not (
+        MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS
+    ):
         return Breach.ACCEPTED_OUT_OF_RANGE
-    if safe_integer(interval) is None or interval <= 0:
+    if (type(interval) is not int and safe_integer(interval) is None) or not (
+        0 < interval <= MAX_SAFE_INTEGER
+    ):
         return Breach.INTERVAL_NOT_POSITIVE
-    return occurrence_rule(target, interval, accepted_ms)
-
-
-def occurrence_rule(
-    target: int, interval_ms: int, accepted_ms: int
-) -> tuple[int, int | None] | Breach:
-    """:func:`lattice_rule` for an ``accepted_ms`` and an interval already
-    known to be valid (the fold's fast path: both were judged on decoding)."""
     if accepted_ms < target:
         return Breach.DISPATCH_PRECEDES
-    occurrence = target + (accepted_ms - target) // interval_ms * interval_ms
-    following = occurrence + interval_ms
-    return occurrence, (following if following <= MAX_INSTANT_MS else None)
+    skipped = (accepted_ms - target) // interval
+    occurrence = target + skipped * interval
+    following = occurrence + interval
+    return CatchUp(occurrence, skipped, following if following <= MAX_INSTANT_MS else None)
 
 
 # -- a recurring series: where it continues ------------------------------------
@@ -636,11 +651,7 @@ def series_step(
     stands for, and the next target (None past year 9999: the series ends),
     or the breach."""
     if continuation is None and type(record) is EverySchedule:  # the usual case, first
-        lattice = lattice_rule(target, record.every_seconds, accepted_ms)
-        if is_breach(lattice):
-            return lattice
-        skipped = (lattice[0] - target) // (record.every_seconds * 1000)
-        return CatchUp(lattice[0], skipped, lattice[1])
+        return lattice_rule(target, record.every_seconds, accepted_ms)
     rule = _record_calendar(record) if isinstance(record, CalendarSchedule) else None
     if is_breach(rule):
         return rule
@@ -662,8 +673,7 @@ def series_step(
     step_ = lattice_rule(continuation, record.every_seconds, accepted_ms)
     if is_breach(step_):
         return step_
-    skipped = (step_[0] - continuation) // (record.every_seconds * 1000)
-    return CatchUp(step_[0], skipped + 1, step_[1])  # the snoozed target too
+    return step_._replace(skipped=step_.skipped + 1)  # the snoozed target too
 
 
 def _nth_point(record: ScheduleRecord, target: int, continuation: int | None, n: int) -> int:
@@ -715,7 +725,7 @@ def bounded_step(
     past ``until`` (a snooze or resume) is delivered once, then it ends."""
     if end is None:
         step = series_step(record, target, continuation, accepted_ms)
-        return step if is_breach(step) else (step, None)
+        return (step, None) if isinstance(step, tuple) else step  # (not a breach, quicker)
     if safe_integer(accepted_ms) is None or not MIN_INSTANT_MS <= accepted_ms <= MAX_INSTANT_MS:
         return Breach.ACCEPTED_OUT_OF_RANGE
     until, remaining = end
@@ -961,7 +971,6 @@ __all__ = [
     "is_stored_text",
     "lattice_rule",
     "log_reason",
-    "occurrence_rule",
     "paused_rule",
     "prompt_breach",
     "record_rule",

@@ -26,6 +26,7 @@ from tickler.core._rules import Breach, id_breach, instant_rule, record_rule
 # Version 1 only: a version-2 change always takes the exact path.
 DECODER: Final[msgspec.json.Decoder[V1Change]] = msgspec.json.Decoder(V1Change)
 _MANY: Final[msgspec.json.Decoder[list[V1Change]]] = msgspec.json.Decoder(list[V1Change])
+_SPANS: Final[msgspec.json.Decoder[list[msgspec.Raw]]] = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def obeys_rules(change: ScheduleChange) -> bool:
@@ -59,9 +60,15 @@ def fast_decode(raw: bytes | str | msgspec.Raw) -> ScheduleChange | None:
 def decode_many(raws: list[msgspec.Raw]) -> list[V1Change] | None:
     """Many payloads decoded to their types in one call (the per-call cost
     dominates small payloads), without the field rules: the caller judges
-    what it uses. None when any payload does not fit the types."""
-    joined = b"[" + b",".join(raws) + b"]"
+    what it uses. None when any payload does not fit the types, or is not
+    exactly one JSON value (a hand-built payload of two values, or half of
+    one, would otherwise read as other changes once joined)."""
+    joined = b"".join((b"[", b",".join(raws), b"]"))  # (one copy of the chunk fewer than +)
     try:
+        # The values' spans as long as the payloads, in order, with only the
+        # commas between them: each value is its payload.
+        if list(map(len, _SPANS.decode(joined))) != list(map(len, raws)):
+            return None
         return _MANY.decode(joined)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None

@@ -103,6 +103,20 @@ class WakeIndex(Protocol):
 
 
 @runtime_checkable
+class RecordedWake(Protocol):
+    """A log whose store kept the session's next wake when it was last
+    closed (the JSONL store's wake index), so that a runtime arms its timer
+    before it replays the log, as it does from a snapshot's first bytes.
+
+    ``recorded_wake`` answers as the log was found at its open: ``(True,
+    wake)`` only when that is the wake the core computed for the log as it
+    stands (``wake`` None: nothing pending), else ``(False, None)``. Only a
+    cache: once the session has loaded, the runtime decides again."""
+
+    def recorded_wake(self) -> tuple[bool, int | None]: ...
+
+
+@runtime_checkable
 class LeasedLog(Protocol):
     """A log held under a lease that can end while its holder still runs
     (the PostgreSQL store): a process that stalls past it may find that

@@ -19,6 +19,10 @@ from typing import Final
 from tickler.shell._clock import Clock
 
 DEFAULT_MAX_WAIT_S: Final = 1.0
+# The event loop waits in whole milliseconds, rounded up (epoll): a sleep to
+# the target ends up to 1 ms past it. On the real clock the heap sleeps to
+# this much before the target and yields to the loop for the rest.
+FINAL_YIELD_S: Final = 0.001
 
 
 def _owner(cls: type, name: str) -> type | None:
@@ -100,6 +104,11 @@ class TimerHeap:
                 break
             delay_s = self._until_s(self._heap[0][0])
             self._changed.clear()
+            if self._now_ns is not None:  # the real clock: see FINAL_YIELD_S
+                if delay_s <= FINAL_YIELD_S:
+                    await asyncio.sleep(0)  # other work runs meanwhile
+                    continue
+                delay_s -= FINAL_YIELD_S
             await self._sleep_or_change(min(self._max_wait_s, max(0.0, delay_s)))
 
     def _until_s(self, at_ms: int) -> float:

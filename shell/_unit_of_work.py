@@ -44,7 +44,7 @@ from tickler.shell._host import SessionClosed
 from tickler.shell._loading import Loaded, load_session, next_wake, snapshot_of, usable, wake_hint
 from tickler.shell._observer import NO_OBSERVER, RuntimeObserver, ToolResult
 from tickler.shell._phase import Phase
-from tickler.shell._ports import LeasedLog, NewEvent, SessionLog, WakeIndex
+from tickler.shell._ports import LeasedLog, NewEvent, RecordedWake, SessionLog, Snapshot, WakeIndex
 from tickler.shell._retry import Outage
 from tickler.shell._timers import TimerHeap
 
@@ -121,18 +121,34 @@ class UnitOfWork:
     async def load(self) -> None:
         """Under the FIFO: load the session (snapshot, then the log after
         it), arming the timer from the snapshot's hint first."""
-        snapshot = usable(self.log, self.log.load_snapshot())
-        hint = None if snapshot is None else wake_hint(snapshot)
+        # Armed from the wake the store kept at the last close, else from
+        # the snapshot's first bytes; the state loads next, off the event
+        # loop, so other sessions keep running meanwhile.
+        known, hint = (
+            self.log.recorded_wake() if isinstance(self.log, RecordedWake) else (False, None)
+        )
         if hint is not None:
-            # Armed from the snapshot's first bytes; the state loads next,
-            # off the event loop, so other sessions keep running meanwhile.
             self.arm(hint)
+        snapshot = None
+        if not known:  # (known: the snapshot is read with the log, off the loop)
+            snapshot = usable(self.log, self.log.load_snapshot())
+            hint = None if snapshot is None else wake_hint(snapshot)
+            if hint is not None:
+                self.arm(hint)
+        # What is ready runs first: the load's thread holds the interpreter
+        # through each long decode (a snapshot's, a chunk of the log's).
+        await asyncio.sleep(0)
         try:
-            self.loaded = await asyncio.to_thread(load_session, self.log, snapshot)
+            self.loaded = await asyncio.to_thread(self._load, known, snapshot)
             self.phase = Phase.RUNNING
             self.ready = True
         except CorruptScheduleLog as exc:
             self.set_fault(exc)
+
+    def _load(self, read_snapshot: bool, snapshot: Snapshot | None) -> Loaded:
+        if read_snapshot:
+            snapshot = usable(self.log, self.log.load_snapshot())
+        return load_session(self.log, snapshot)
 
     async def execute(self, command: ToolCommand) -> ToolResult:
         """One tool transaction in the session's FIFO (see

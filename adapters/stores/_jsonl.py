@@ -57,6 +57,7 @@ import asyncio
 import functools
 import os
 import threading
+import zlib
 from array import array
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -142,10 +143,12 @@ class JsonlLog(StoreLog, HeldWake):
         stale_snapshot: bool = False,
         holder: str = "",
         held: wakes.Held = wakes.NOT_HELD,
+        size: int | None = None,
+        known_valid: bool = False,
     ) -> None:
         assert scanned.header is not None
         self._store = store
-        self._hold(holder, held, scanned.length)  # its row in the wake index
+        self._hold(holder, held, scanned.length, size)  # its row in the wake index
         self._journal = store._journal
         self._file = file
         # a str, not a Path: kept by every open session (shared with its file)
@@ -168,6 +171,9 @@ class JsonlLog(StoreLog, HeldWake):
         self._packed_blocks: frozenset[int] = frozenset(packed) if packed else _NO_BLOCKS
         # The index before ``_first``: built (validating) when first needed.
         self._prefix: array[int] | None = None if scanned.first else _NO_PREFIX
+        # The lines before _first are valid: read so (the prefix is built),
+        # or as the close that left them said (known_valid).
+        self._prefix_valid = known_valid
         self._position = 0  # the number of our last journal record
         self._based = based  # the file as opened is durable (see Journal.need_base)
         self._stale_snapshot = stale_snapshot  # its anchor no longer matches the file
@@ -293,6 +299,18 @@ class JsonlLog(StoreLog, HeldWake):
 
     def _wake_changed(self) -> None:
         self._store.note_soon(self)
+
+    def closed_file(self, size: int) -> wakes.ClosedFile | None:
+        """The file as this close leaves it (durable): its ``size`` bytes'
+        CRC-32 and its events; None when some of its lines were never read
+        (so not known valid), or it cannot be read."""
+        if self._prefix is None and not self._prefix_valid:
+            return None  # lines never read (before a snapshot's anchor): not vouched for
+        try:
+            digest = _digest(self._file.fd, size)
+        except OSError:
+            return None
+        return None if digest is None else wakes.ClosedFile(size, digest, self._length)
 
     def file_size(self) -> int | None:
         """The session file's size now (None when it cannot be read)."""
@@ -520,13 +538,25 @@ class JsonlStore:
         known, wake = log.exact_wake(log.length)
         size = log.file_size()
         try:
+            # The file as this close leaves it, when it is durable: the next
+            # open need not read its lines if it finds the same bytes.
+            closed = (
+                await asyncio.to_thread(log.closed_file, size)
+                if durable and size is not None
+                else None
+            )
             if durable and known:
                 release = functools.partial(
-                    wakes.release, wake=wake, failures=log.failures_to_write, size=size
+                    wakes.release,
+                    wake=wake,
+                    failures=log.failures_to_write,
+                    size=size,
+                    closed=closed,
                 )
                 await asyncio.to_thread(self.wakes.run, release, log.header.id, log.holder)
             else:
-                await asyncio.to_thread(self.wakes.run, wakes.let_go, log.header.id, log.holder)
+                let_go = functools.partial(wakes.let_go, closed=closed)
+                await asyncio.to_thread(self.wakes.run, let_go, log.header.id, log.holder)
         except StoreError as exc:
             # The row stays held by this handle; its lock goes now, so a
             # worker's sweep looks at the session again.
@@ -698,7 +728,8 @@ class JsonlStore:
             notes += self._recovery.replay(
                 held={session_id: fd}, fresh=(session_id,) if created else ()
             )
-            scanned, stale = _scan_own(fd, path, session_id)
+            closed = self._closed_file(session_id)
+            scanned, stale, known_valid = _scan_own(fd, path, session_id, closed)
             # Replayed above if a dead journal covered it: a torn tail left
             # now is damage (raises, changing nothing), and so are events
             # its length file records that the file no longer holds.
@@ -711,6 +742,7 @@ class JsonlStore:
             notes += _remove_temp(path.with_suffix(".snapshot"))
             # Held in the index before the log can change (see _wake_file).
             held = self.wakes.run(wakes.hold, session_id, holder)
+            size = os.fstat(fd).st_size  # what the index's size is compared with
         except BaseException as exc:
             os.close(fd)
             if isinstance(exc, OSError):
@@ -731,9 +763,20 @@ class JsonlStore:
             stale_snapshot=stale,
             holder=holder,
             held=held,
+            size=size,
+            known_valid=known_valid,
         )
         log.recovered = tuple(notes)
         return log
+
+    def _closed_file(self, session_id: str) -> wakes.ClosedFile | None:
+        """The session file as its last clean close left it, if the index
+        says (only a shortcut: an index that cannot be read says nothing)."""
+        try:
+            return self.wakes.read(wakes.closed_file, session_id)
+        except StoreError as exc:
+            LOG.debug("session %r: the wake index was not read: %s", session_id, exc)
+            return None
 
     def _start_file(self, fd: int, path: Path, header: bytes) -> tuple[bool, list[str]]:
         """Write the header to a new (empty) session file, durably; also to a
@@ -760,11 +803,17 @@ class JsonlStore:
         return True, notes
 
 
-def _scan_own(fd: int, path: Path, session_id: str) -> tuple[Scanned, bool]:
-    """The scan (from the snapshot's anchor when it holds) and whether the
-    snapshot is stale (its anchor no longer matches the file). Raises
-    CorruptStore for a snapshot that covers more events than the file holds
-    (after any replay: those events were lost)."""
+def _scan_own(
+    fd: int, path: Path, session_id: str, closed: wakes.ClosedFile | None = None
+) -> tuple[Scanned, bool, bool]:
+    """The scan (from the snapshot's anchor when it holds; from the file's
+    end when it is byte for byte as its last clean close left it, ``closed``)
+    whether the snapshot is stale (its anchor no longer matches the file),
+    and whether the lines before the scan's start are known valid (as the
+    close that left them said). Lines not scanned now are read and checked
+    when first needed.
+    Raises CorruptStore for a snapshot that covers more events than the file
+    holds (after any replay: those events were lost)."""
     snapshot_path = path.with_suffix(".snapshot")
     head = read_head(snapshot_path)
     anchor = anchor_of(head)
@@ -777,6 +826,10 @@ def _scan_own(fd: int, path: Path, session_id: str) -> tuple[Scanned, bool]:
             # A damaged head reads from the wrong place: the whole file
             # tells whether the damage is the file's or the snapshot's.
             holds = False
+    as_closed = scanned is None and closed is not None and _as_closed(fd, closed)
+    if as_closed:
+        assert closed is not None
+        scanned = scan_file(fd, path, (closed.events, closed.size))
     if scanned is None:
         scanned = scan_file(fd, path)
     if scanned.header is None:
@@ -791,7 +844,28 @@ def _scan_own(fd: int, path: Path, session_id: str) -> tuple[Scanned, bool]:
         and decode_snapshot(read_nofollow(snapshot_path)) is not None
     ):
         raise _beyond(snapshot_path, through, scanned.length)
-    return scanned, anchor is not None and not holds
+    return scanned, anchor is not None and not holds, as_closed
+
+
+_DIGEST_CHUNK: Final = 1 << 22
+
+
+def _digest(fd: int, size: int) -> int | None:
+    """The CRC-32 of the file's first ``size`` bytes (None: it is shorter)."""
+    crc, offset = 0, 0
+    while offset < size:
+        chunk = os.pread(fd, min(_DIGEST_CHUNK, size - offset), offset)
+        if not chunk:
+            return None
+        crc = zlib.crc32(chunk, crc)
+        offset += len(chunk)
+    return crc
+
+
+def _as_closed(fd: int, closed: wakes.ClosedFile) -> bool:
+    """The file is byte for byte as its last clean close left it (the same
+    size and CRC-32)."""
+    return os.fstat(fd).st_size == closed.size and _digest(fd, closed.size) == closed.digest
 
 
 def _beyond(snapshot_path: Path, through: int, length: int) -> CorruptStore:

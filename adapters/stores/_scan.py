@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from array import array
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Final
 
@@ -152,6 +153,9 @@ def _take_lines(scanned: Scanned, buffer: bytes, at: int) -> int:
     while scanned.header is None and (newline := find(b"\n", start)) >= 0:
         scanned.header = _decode_header(buffer[start:newline], at + start)
         start = newline + 1
+    end = buffer.rfind(b"\n") + 1
+    if scanned.header is not None and start < end and _take_all(scanned, buffer, start, end, at):
+        return end
     length = scanned.length
     index = scanned.index
     decode = _EVENT.decode
@@ -181,6 +185,31 @@ def _take_lines(scanned: Scanned, buffer: bytes, at: int) -> int:
     finally:
         scanned.length = length
     return start
+
+
+def _take_all(scanned: Scanned, buffer: bytes, start: int, end: int, at: int) -> bool:
+    """The whole lines of ``buffer[start:end]`` decoded by one ``map`` (each
+    line on its own, by the same decoder, without a Python step per line),
+    taken when each is an event of the next seq and none a packed row.
+    False, having taken nothing, otherwise: the caller reads them one by
+    one, for the exact outcome and the bad line."""
+    lines = buffer[start : end - 1].split(b"\n")
+    try:
+        events = list(map(_EVENT.decode, lines))
+    except _FAST_FAILS:
+        return False
+    length = scanned.length
+    count = len(events)
+    if [e.seq for e in events] != list(range(length, length + count)):
+        return False
+    if not PACKED_TYPES.isdisjoint([e.type for e in events]):
+        return False
+    first = -(-length // STRIDE) * STRIDE  # the first seq the index keeps
+    if first < length + count:
+        starts = list(accumulate([len(line) + 1 for line in lines], initial=at + start))
+        scanned.index.extend(starts[seq - length] for seq in range(first, length + count, STRIDE))
+    scanned.length = length + count
+    return True
 
 
 def _take_record(scanned: Scanned, line: bytes, offset: int) -> None:

@@ -146,7 +146,7 @@ class WakeFile:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                wakes.create(conn)
+                wakes.create(conn, closed_files=True)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

@@ -21,10 +21,16 @@ class HeldWake:
     failures_to_write: int
     wake_dirty: bool
     _opened_length: int
+    _found_exact: bool
+    _found_wake: int | None
 
-    def _hold(self, holder: str, held: Held, length: int) -> None:
+    def _hold(self, holder: str, held: Held, length: int, size: int | None = None) -> None:
         self.holder = holder  # the handle that holds the session until close
         self.wake = held.next_due_at  # the runtime's latest; exact at close
+        # Released with its exact wake, and the log the same size since: that
+        # wake is the session's (see recorded_wake).
+        self._found_exact = size is not None and held.released_size == size
+        self._found_wake = held.next_due_at
         self.wake_known = False  # set_next_wake was called since the open
         self.failures = held.failures  # failed hand-overs of the outbox head, as found
         self.failures_to_write = held.failures
@@ -64,6 +70,15 @@ class HeldWake:
     def delivered_all(self) -> None:
         """Every follow-up was taken: the failure count starts again."""
         self.set_handover_failures(0)
+
+    def recorded_wake(self) -> tuple[bool, int | None]:
+        """The session's next wake as the index held it when this handle
+        opened the session, and whether it is exact: its last holder closed
+        it with its log durable and wrote the wake the core computed, and the
+        log is the size it was then (nothing changed it behind the index).
+        ``(False, None)`` otherwise. (A row of a session to look at again
+        holds an instant long past: never later than the log's own wake.)"""
+        return (True, self._found_wake) if self._found_exact else (False, None)
 
     def exact_wake(self, length: int) -> tuple[bool, int | None]:
         """Whether the wake is known at close (the log holding ``length``

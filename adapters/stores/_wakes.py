@@ -26,6 +26,11 @@ store's ``.wake.db`` beside its session files. A row says:
 * ``set_aside``: why a worker set an unreadable session aside (never due
   again until it is opened and closed once more).
 
+The JSONL store's index has a second table, ``closed_files``: each session
+file's size, CRC-32 and event count as its last durable close left it, with
+every line read and valid. An open that finds the same bytes need not read
+the lines then (:class:`ClosedFile`).
+
 These functions run on a connection the caller serializes (one thread, or
 under a lock).
 """
@@ -53,6 +58,15 @@ SCHEMA: Final = (
     " WHERE holder IS NULL AND next_due_at IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS wakes_held ON wakes (holder) WHERE holder IS NOT NULL",
 )
+# The JSONL store's only: each session file as its last clean close left it
+# (see ClosedFile). A row outlives its file harmlessly: it vouches only for
+# the very bytes it names.
+CLOSED_FILES: Final = """CREATE TABLE IF NOT EXISTS closed_files (
+    session_id TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    digest INTEGER NOT NULL,
+    events INTEGER NOT NULL
+) STRICT, WITHOUT ROWID"""
 DUE_NOW: Final = 0
 """The wake of a row that must be looked at again (an instant long past)."""
 
@@ -70,10 +84,14 @@ def is_worker(holder: str | None) -> bool:
 
 
 class Held(NamedTuple):
-    """A session's row as its new holder finds it."""
+    """A session's row as its new holder finds it: its wake and failure
+    count, and, when its last holder released it (its exact wake, with its
+    log durable), the size of its log then (None: held, crashed, never
+    released, or a store that records no size)."""
 
     next_due_at: int | None
     failures: int
+    released_size: int | None = None
 
 
 NOT_HELD: Final = Held(None, 0)
@@ -88,22 +106,41 @@ class WakeRow(NamedTuple):
     set_aside: str | None
 
 
-def create(conn: sqlite3.Connection) -> None:
-    """The table and its indexes (inside the caller's transaction)."""
+class ClosedFile(NamedTuple):
+    """A JSONL session file as a clean close left it, every line read and
+    valid and durable: its size, its CRC-32 and its events. A file found
+    byte for byte the same (the size and the CRC-32) at the next open holds
+    those events: its lines are then read (and checked) when first needed,
+    not all at the open."""
+
+    size: int
+    digest: int
+    events: int
+
+
+def create(conn: sqlite3.Connection, *, closed_files: bool = False) -> None:
+    """The table and its indexes (inside the caller's transaction); with
+    ``closed_files``, the JSONL store's table of closed files too."""
     for statement in SCHEMA:
         conn.execute(statement)
+    if closed_files:
+        conn.execute(CLOSED_FILES)
 
 
 def hold(conn: sqlite3.Connection, session_id: str, holder: str) -> Held:
     """Mark the session held by ``holder`` (a row is made when absent: a new
     session, or one the index did not know)."""
+    before = conn.execute(
+        "SELECT holder, size, set_aside FROM wakes WHERE session_id = ?", (session_id,)
+    ).fetchone()
     row = conn.execute(
         "INSERT INTO wakes (session_id, holder) VALUES (?, ?)"
         " ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder"
         " RETURNING next_due_at, failures",
         (session_id, holder),
     ).fetchone()
-    return Held(row[0], int(row[1]))
+    released = before is not None and before[0] is None and before[2] is None
+    return Held(row[0], int(row[1]), before[1] if released else None)
 
 
 def note(conn: sqlite3.Connection, items: Iterable[tuple[str, int | None, int]]) -> None:
@@ -123,24 +160,50 @@ def release(
     wake: int | None,
     failures: int,
     size: int | None,
+    closed: ClosedFile | None = None,
 ) -> None:
     """The session is closed by ``holder`` with its log durable: its exact
     wake, and nobody holds it. A row another handle holds now is left as
-    it is (it was taken over: that holder writes it)."""
+    it is (it was taken over: that holder writes it). ``closed``: the file
+    as this close left it (a statement about those bytes: kept either way)."""
     conn.execute(
         "UPDATE wakes SET next_due_at = ?, failures = ?, size = ?, holder = NULL,"
         " set_aside = NULL WHERE session_id = ? AND (holder IS NULL OR holder = ?)",
         (wake, failures, size, session_id, holder),
     )
+    if closed is not None:
+        keep_closed(conn, session_id, closed)
 
 
-def let_go(conn: sqlite3.Connection, session_id: str, holder: str) -> None:
+def keep_closed(conn: sqlite3.Connection, session_id: str, closed: ClosedFile) -> None:
+    """The session file as a close left it (see :class:`ClosedFile`)."""
+    conn.execute(
+        "INSERT INTO closed_files (session_id, size, digest, events) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (session_id) DO UPDATE SET size = excluded.size,"
+        " digest = excluded.digest, events = excluded.events",
+        (session_id, *closed),
+    )
+
+
+def closed_file(conn: sqlite3.Connection, session_id: str) -> ClosedFile | None:
+    found = conn.execute(
+        "SELECT size, digest, events FROM closed_files WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return None if found is None else ClosedFile(*found)
+
+
+def let_go(
+    conn: sqlite3.Connection, session_id: str, holder: str, closed: ClosedFile | None = None
+) -> None:
     """``holder`` closes the session without knowing its wake (its log may
-    not be durable, or nobody computed the wake): the next worker looks."""
+    not be durable, or nobody computed the wake): the next worker looks.
+    ``closed``: the file as this close left it, when it is durable."""
     conn.execute(
         "UPDATE wakes SET next_due_at = ?, holder = NULL WHERE session_id = ? AND holder = ?",
         (DUE_NOW, session_id, holder),
     )
+    if closed is not None:
+        keep_closed(conn, session_id, closed)
 
 
 def set_aside(conn: sqlite3.Connection, session_id: str, holder: str, reason: str) -> None:

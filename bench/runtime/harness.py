@@ -241,8 +241,10 @@ class Rig:
         due work at or after ``target`` (wall ms): the wake's share of the
         lateness. Set before the reminder is created, so the timer it arms
         calls the wrapper."""
-        runtime = self.runtimes[index]
-        drive = runtime.request_drive
+        # The timer calls the deliverer's request_drive (the unit of work's
+        # driver), read at each arm: wrapped on that instance.
+        driver = self.runtimes[index]._work.driver
+        drive = driver.request_drive
         noted = False
 
         def wrapped() -> None:
@@ -253,7 +255,7 @@ class Rig:
                 out.append((target, now))
             drive()
 
-        runtime.request_drive = wrapped  # type: ignore[method-assign]
+        driver.request_drive = wrapped  # type: ignore[method-assign]
 
     async def close(self) -> None:
         await asyncio.gather(*(rt.dispose() for rt in self.runtimes))
