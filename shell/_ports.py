@@ -109,9 +109,11 @@ class RecordedWake(Protocol):
     before it replays the log, as it does from a snapshot's first bytes.
 
     ``recorded_wake`` answers as the log was found at its open: ``(True,
-    wake)`` only when that is the wake the core computed for the log as it
-    stands (``wake`` None: nothing pending), else ``(False, None)``. Only a
-    cache: once the session has loaded, the runtime decides again."""
+    wake)`` when the wake its last close wrote still belongs to the log as
+    it stands (``wake`` None: nothing pending), else ``(False, None)``.
+    Only a cache, as a snapshot's hint is: it may be a worker's later
+    back-off, or an instant long past; once the session has loaded, the
+    runtime decides again (a start always looks for due work then)."""
 
     def recorded_wake(self) -> tuple[bool, int | None]: ...
 

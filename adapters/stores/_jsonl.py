@@ -306,11 +306,21 @@ class JsonlLog(StoreLog, HeldWake):
         (so not known valid), or it cannot be read."""
         if self._prefix is None and not self._prefix_valid:
             return None  # lines never read (before a snapshot's anchor): not vouched for
+        file = self._file
+        end, pending = file.tail
+        # Only the bytes this log read or wrote, all of them: nothing pending
+        # or dropped (a journal that could not be written at the shutdown
+        # drops its batches: the log counts events the file never got),
+        # nothing failed or left to cut, and no other writer's bytes after.
+        if pending or file.failed or file.cut_to is not None:
+            return None
+        if end != size or file.events != self._length:
+            return None
         try:
-            digest = _digest(self._file.fd, size)
+            digest = _digest(file.fd, size)
         except OSError:
             return None
-        return None if digest is None else wakes.ClosedFile(size, digest, self._length)
+        return None if digest is None else wakes.ClosedFile(size, digest, file.events)
 
     def file_size(self) -> int | None:
         """The session file's size now (None when it cannot be read)."""
@@ -355,6 +365,7 @@ class JsonlLog(StoreLog, HeldWake):
             with _PREFIX_LOCK:
                 prefix = self._prefix
                 if prefix is None:
+                    self._prefix_valid = False  # until read: a close must not vouch for them
                     scanned = scan_prefix(Path(self._path), self._first, self._first_offset)
                     # Blocks before ``_first``'s: no clash with those of the scan at open.
                     self._row_starts = {**self._row_starts, **scanned.row_starts}

@@ -73,11 +73,12 @@ class HeldWake:
 
     def recorded_wake(self) -> tuple[bool, int | None]:
         """The session's next wake as the index held it when this handle
-        opened the session, and whether it is exact: its last holder closed
-        it with its log durable and wrote the wake the core computed, and the
-        log is the size it was then (nothing changed it behind the index).
-        ``(False, None)`` otherwise. (A row of a session to look at again
-        holds an instant long past: never later than the log's own wake.)"""
+        opened the session, when it still belongs to the log: its last
+        holder closed it with its log durable and wrote its wake (the core's,
+        or a worker's back-off after a failed hand-over), and the log is the
+        size it was then (nothing changed it behind the index). ``(False,
+        None)`` otherwise. (A row of a session to look at again holds an
+        instant long past.) The runtime decides again once loaded."""
         return (True, self._found_wake) if self._found_exact else (False, None)
 
     def exact_wake(self, length: int) -> tuple[bool, int | None]:

@@ -6,16 +6,18 @@ is reported there with its number."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tickler.adapters.stores import _scan
+from tickler.adapters.stores import _journal, _scan
 from tickler.adapters.stores._files import CorruptStore
 from tickler.adapters.stores._jsonl import JsonlStore
 from tickler.adapters.stores._wake_file import FILE_NAME
 from tickler.core import SessionEvent
+from tickler.shell import StoreError
 
 from .conftest import new_events
 
@@ -140,3 +142,50 @@ async def test_a_session_opened_so_and_appended_to_is_vouched_for_again(
         assert list(log.events(0))[: len(events)] == events
     finally:
         await again.close()
+
+
+async def test_a_close_that_lost_unflushed_batches_vouches_for_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal cannot be written at the shutdown (a full disk): the
+    batches never flushed are dropped, and the log counts events the file
+    never got. No record may say the file holds them."""
+    store = JsonlStore(tmp_path)
+    log = await store.open("s1", created_at=5)
+    log.append(new_events(1))
+    await log.flush()
+    log.append(new_events(2, start=1))  # never flushed
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_journal, "pwrite_all", full)
+    with pytest.raises(StoreError):
+        await store.close()
+    monkeypatch.undo()
+    index = sqlite3.connect(tmp_path / FILE_NAME)
+    try:
+        assert index.execute("SELECT count(*) FROM closed_files").fetchone() == (0,)
+    finally:
+        index.close()
+    read, length = await reopened(tmp_path)  # the journal replayed, or the one event
+    assert length == len(read)
+    assert [e.seq for e in read] == list(range(length))
+
+
+async def test_bytes_another_writer_added_while_held_are_not_vouched_for(
+    tmp_path: Path, lines_read: list[int]
+) -> None:
+    events = await written(tmp_path)
+    store = JsonlStore(tmp_path)
+    try:
+        await store.open("s1", created_at=5)
+        with (tmp_path / "s1.jsonl").open("ab") as file:  # a writer that ignores the lock
+            file.write(b'{"type":"turn/start","seq":%d,"time":1,"data":{}}\n' % len(events))
+    finally:
+        await store.close()
+    lines_read.clear()
+    read, length = await reopened(tmp_path)
+    assert lines_read != []  # read whole at the open: the close vouched for nothing new
+    assert length == len(events) + 1
+    assert read[: len(events)] == events
