@@ -4,7 +4,11 @@ writes to the index (see :mod:`~tickler.adapters.stores._wakes`)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from tickler.adapters.stores._wakes import Held
+
+_UNKNOWN: Final[tuple[bool, int | None]] = (False, None)
 
 
 class HeldWake:
@@ -21,16 +25,16 @@ class HeldWake:
     failures_to_write: int
     wake_dirty: bool
     _opened_length: int
-    _found_exact: bool
-    _found_wake: int | None
+    _recorded: tuple[bool, int | None]
 
     def _hold(self, holder: str, held: Held, length: int, size: int | None = None) -> None:
         self.holder = holder  # the handle that holds the session until close
         self.wake = held.next_due_at  # the runtime's latest; exact at close
-        # Released with its exact wake, and the log the same size since: that
-        # wake is the session's (see recorded_wake).
-        self._found_exact = size is not None and held.released_size == size
-        self._found_wake = held.next_due_at
+        # Released with its wake, and the log the same size since: that wake
+        # is the session's (see recorded_wake). One attribute, not two: an
+        # open session's instance dict stays small (shared keys).
+        exact = size is not None and held.released_size == size
+        self._recorded = (True, held.next_due_at) if exact else _UNKNOWN
         self.wake_known = False  # set_next_wake was called since the open
         self.failures = held.failures  # failed hand-overs of the outbox head, as found
         self.failures_to_write = held.failures
@@ -79,7 +83,7 @@ class HeldWake:
         size it was then (nothing changed it behind the index). ``(False,
         None)`` otherwise. (A row of a session to look at again holds an
         instant long past.) The runtime decides again once loaded."""
-        return (True, self._found_wake) if self._found_exact else (False, None)
+        return self._recorded
 
     def exact_wake(self, length: int) -> tuple[bool, int | None]:
         """Whether the wake is known at close (the log holding ``length``
