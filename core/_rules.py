@@ -329,28 +329,27 @@ def fields_rule(
     they were read (``seconds`` is ignored for an ``at`` record): its
     interval as an int (0 for ``at``) and its target in epoch ms, or the
     first breach."""
-    if kind in _INTERVAL_RULES:
-        unjudged = _INTERVALED[kind](schedule_id, prompt, seconds, scheduled_at)
+    intervaled = _INTERVALED.get(kind)
+    if intervaled is None:
+        unjudged: ScheduleRecord = AtSchedule(schedule_id, prompt, scheduled_at)  # type: ignore[arg-type]
     else:
-        unjudged = _AT(schedule_id, prompt, scheduled_at)
+        unjudged = intervaled[0](schedule_id, prompt, seconds, scheduled_at)
     target = record_rule(unjudged)
     if not isinstance(target, int):
         return target
-    interval = _INTERVAL_RULES[kind](seconds) if kind in _INTERVAL_RULES else 0
+    interval = 0 if intervaled is None else intervaled[1](seconds)
     assert isinstance(interval, int)  # record_rule judged it
     return interval, target
 
 
-# The records built from values as they were read (a Struct's constructor
-# checks no types: record_rule judges them), and each interval's rule.
-_INTERVALED: Final[dict[str, Callable[..., ScheduleRecord]]] = {
-    "after": AfterSchedule,
-    "every": EverySchedule,
-}
-_AT: Final[Callable[..., ScheduleRecord]] = AtSchedule
-_INTERVAL_RULES: Final[dict[str, Callable[[object], int | Breach]]] = {
-    "after": after_seconds_rule,
-    "every": every_seconds_rule,
+# Per kind with an interval: the record built from values as they were read
+# (a Struct's constructor checks no types: record_rule judges them), and the
+# interval's rule (its value as an int: 1.0 is 1).
+_INTERVALED: Final[
+    dict[str, tuple[Callable[..., ScheduleRecord], Callable[[object], int | Breach]]]
+] = {
+    "after": (AfterSchedule, after_seconds_rule),
+    "every": (EverySchedule, every_seconds_rule),
 }
 
 
