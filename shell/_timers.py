@@ -13,16 +13,25 @@ import asyncio
 import contextlib
 import heapq
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Final
 
 from tickler.shell._clock import Clock
 
 DEFAULT_MAX_WAIT_S: Final = 1.0
-# The event loop waits in whole milliseconds, rounded up (epoll): a sleep to
-# the target ends up to 1 ms past it. On the real clock the heap sleeps to
-# this much before the target and yields to the loop for the rest.
+# A sleep ends late: the event loop waits in whole milliseconds, rounded up
+# (epoll), and the machine takes a while to run a thread that slept (on a
+# virtual machine often more than a millisecond, longer the longer it
+# slept). So on the real clock the heap sleeps short of the target by a
+# margin and yields to the loop for the rest. The margin is learned: what
+# the heap's recent sleeps overran (the second largest of the last
+# OVERRUN_SAMPLES), plus OVERRUN_PAD_S, within FINAL_YIELD_S and
+# MAX_MARGIN_S (what one wake may spend yielding, at most).
 FINAL_YIELD_S: Final = 0.001
+MAX_MARGIN_S: Final = 0.005
+OVERRUN_SAMPLES: Final = 16
+OVERRUN_PAD_S: Final = 0.0002
 
 
 def _owner(cls: type, name: str) -> type | None:
@@ -50,6 +59,8 @@ class TimerHeap:
             getattr(clock, "now_ns", None) if _same_reader(type(clock)) else None
         )
         self._max_wait_s = max_wait_s
+        self._overruns: deque[float] = deque(maxlen=OVERRUN_SAMPLES)
+        self.margin_s = FINAL_YIELD_S  # how far short of a target the heap sleeps
         self._heap: list[tuple[int, int, object]] = []
         self._armed: dict[object, tuple[int, int, Callable[[], None]]] = {}
         self._counter = 0
@@ -104,12 +115,25 @@ class TimerHeap:
                 break
             delay_s = self._until_s(self._heap[0][0])
             self._changed.clear()
-            if self._now_ns is not None:  # the real clock: see FINAL_YIELD_S
-                if delay_s <= FINAL_YIELD_S:
-                    await asyncio.sleep(0)  # other work runs meanwhile
-                    continue
-                delay_s -= FINAL_YIELD_S
-            await self._sleep_or_change(min(self._max_wait_s, max(0.0, delay_s)))
+            if self._now_ns is None:
+                await self._sleep_or_change(min(self._max_wait_s, max(0.0, delay_s)))
+                continue
+            # The real clock: see FINAL_YIELD_S.
+            if delay_s <= self.margin_s:
+                await asyncio.sleep(0)  # other work runs meanwhile
+                continue
+            seconds = min(self._max_wait_s, delay_s - self.margin_s)
+            began = self._now_ns()
+            if await self._sleep_or_change(seconds):
+                self._note_overrun((self._now_ns() - began) / 1e9 - seconds)
+
+    def _note_overrun(self, overrun_s: float) -> None:
+        """Learn the margin from how late a whole sleep ended."""
+        overruns = self._overruns
+        overruns.append(overrun_s)
+        if len(overruns) >= 2:  # the second largest needs two
+            usual = sorted(overruns)[-2] + OVERRUN_PAD_S
+            self.margin_s = min(MAX_MARGIN_S, max(FINAL_YIELD_S, usual))
 
     def _until_s(self, at_ms: int) -> float:
         """Seconds from now until the wall clock reaches ``at_ms``."""
@@ -117,11 +141,13 @@ class TimerHeap:
             return (at_ms * 1_000_000 - self._now_ns()) / 1e9
         return (at_ms - self._clock.now_ms()) / 1000
 
-    async def _sleep_or_change(self, seconds: float) -> None:
+    async def _sleep_or_change(self, seconds: float) -> bool:
+        """Whether the sleep ran to its end (no arm moved the first wake)."""
         sleep = asyncio.ensure_future(self._clock.sleep(seconds))
         changed = asyncio.ensure_future(self._changed.wait())
         try:
-            await asyncio.wait((sleep, changed), return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait((sleep, changed), return_when=asyncio.FIRST_COMPLETED)
+            return changed not in done
         finally:
             sleep.cancel()
             changed.cancel()
