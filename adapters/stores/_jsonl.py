@@ -57,7 +57,6 @@ import asyncio
 import functools
 import os
 import threading
-import zlib
 from array import array
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -65,6 +64,7 @@ from types import MappingProxyType
 from typing import Final, TypeVar
 
 import msgspec
+import xxhash
 
 from tickler.adapters.stores import _wakes as wakes
 from tickler.adapters.stores._committer import close_all
@@ -302,7 +302,7 @@ class JsonlLog(StoreLog, HeldWake):
 
     def closed_file(self, size: int) -> wakes.ClosedFile | None:
         """The file as this close leaves it (durable): its ``size`` bytes'
-        CRC-32 and its events; None when some of its lines were never read
+        digest and its events; None when some of its lines were never read
         (so not known valid), or it cannot be read."""
         if self._prefix is None and not self._prefix_valid:
             return None  # lines never read (before a snapshot's anchor): not vouched for
@@ -858,24 +858,29 @@ def _scan_own(
     return scanned, anchor is not None and not holds, as_closed
 
 
-_DIGEST_CHUNK: Final = 1 << 22
+# A chunk small enough to stay in the CPU's cache while it is hashed.
+_DIGEST_CHUNK: Final = 1 << 18
 
 
 def _digest(fd: int, size: int) -> int | None:
-    """The CRC-32 of the file's first ``size`` bytes (None: it is shorter)."""
-    crc, offset = 0, 0
+    """The XXH3 (64-bit) of the file's first ``size`` bytes, as the signed
+    integer SQLite keeps; None when the file is shorter. (A reopen of an
+    unchanged file hashes all of it: XXH3 reads about three times faster
+    than zlib's CRC-32 here. A digest an earlier version wrote, a CRC-32,
+    matches no file: that file is read whole once, as a changed one is.)"""
+    hasher, offset = xxhash.xxh3_64(), 0
     while offset < size:
         chunk = os.pread(fd, min(_DIGEST_CHUNK, size - offset), offset)
         if not chunk:
             return None
-        crc = zlib.crc32(chunk, crc)
+        hasher.update(chunk)
         offset += len(chunk)
-    return crc
+    return hasher.intdigest() - (1 << 63)
 
 
 def _as_closed(fd: int, closed: wakes.ClosedFile) -> bool:
     """The file is byte for byte as its last clean close left it (the same
-    size and CRC-32)."""
+    size and digest)."""
     return os.fstat(fd).st_size == closed.size and _digest(fd, closed.size) == closed.digest
 
 

@@ -27,7 +27,7 @@ store's ``.wake.db`` beside its session files. A row says:
   again until it is opened and closed once more).
 
 The JSONL store's index has a second table, ``closed_files``: each session
-file's size, CRC-32 and event count as its last durable close left it, with
+file's size, digest (XXH3) and event count as its last durable close left it, with
 every line read and valid. An open that finds the same bytes need not read
 the lines then (:class:`ClosedFile`).
 
@@ -108,8 +108,8 @@ class WakeRow(NamedTuple):
 
 class ClosedFile(NamedTuple):
     """A JSONL session file as a clean close left it, every line read and
-    valid and durable: its size, its CRC-32 and its events. A file found
-    byte for byte the same (the size and the CRC-32) at the next open holds
+    valid and durable: its size, its digest (XXH3, 64-bit) and its events.
+    A file found byte for byte the same (the size and the digest) at the next open holds
     those events: its lines are then read (and checked) when first needed,
     not all at the open."""
 

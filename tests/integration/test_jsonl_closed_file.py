@@ -1,5 +1,5 @@
 """A JSONL session file found byte for byte as its last clean close left it
-(the same size and CRC-32, kept in the wake index) is opened without reading
+(the same size and digest, kept in the wake index) is opened without reading
 its lines: they are read, and checked as ever, when first needed. A file
 changed in any byte is read whole at the open, as before, and a damaged line
 is reported there with its number."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,6 +90,26 @@ async def test_a_byte_changed_in_place_is_reported_at_the_open(tmp_path: Path) -
         await reopened(tmp_path)
     assert raised.value.line == 7  # the header, then events 0 to 5
     assert "seq 6 should be 5" in raised.value.reason
+
+
+async def test_a_digest_an_earlier_version_wrote_vouches_for_nothing(tmp_path: Path) -> None:
+    """A row an earlier version wrote holds the file's CRC-32. Here it is
+    the CRC-32 of a file changed in place after that close: the file is
+    read whole at the open, and the damage is reported there."""
+    await written(tmp_path)
+    path = tmp_path / "s1.jsonl"
+    changed = path.read_bytes().replace(b'"seq":5,', b'"seq":6,', 1)
+    path.write_bytes(changed)
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        db.execute("UPDATE closed_files SET digest = ?", (zlib.crc32(changed),))
+    db.close()
+    store = JsonlStore(tmp_path)
+    try:
+        with pytest.raises(CorruptStore) as raised:
+            await store.open("s1", created_at=5)  # at the open, not when first read
+    finally:
+        await store.close()
+    assert raised.value.line == 7
 
 
 async def test_a_file_grown_behind_the_index_is_read_whole(
