@@ -66,6 +66,8 @@ from tickler.core import (
 from tickler.core.wire._session import event
 
 FOLD_TARGET_EVENTS_PER_S: Final = 300_000
+# The core's layout issue asks more of the fold, with every rule written once.
+FOLD_LAYOUT_TARGET_EVENTS_PER_S: Final = 800_000
 RATIO_TARGET: Final = 1.3
 
 T0: Final = parse_instant("2026-03-02T08:00:00.000Z")
@@ -596,7 +598,9 @@ def report_fold(cfg: Config, real: tuple[Built, Measured], worst: tuple[Built, M
     top = max(cfg.sizes)
     if top >= 10**6:
         judged = (
-            f"{rate:,.0f}/s at {size_label(top)} -> {verdict(rate >= FOLD_TARGET_EVENTS_PER_S)}"
+            f"{rate:,.0f}/s at {size_label(top)} -> {verdict(rate >= FOLD_TARGET_EVENTS_PER_S)}; "
+            f"the layout's {FOLD_LAYOUT_TARGET_EVENTS_PER_S:,}/s -> "
+            f"{verdict(rate >= FOLD_LAYOUT_TARGET_EVENTS_PER_S)}"
         )
     else:
         judged = f"not measured: largest log is {size_label(top)} (run without --quick)"
