@@ -41,6 +41,11 @@ class SystemClock:
         read in milliseconds)."""
         return time.time_ns()
 
+    def monotonic_ns(self) -> int:
+        """Monotonic time, nanoseconds: what the timer heap measures its
+        sleeps with (not part of :class:`Clock`)."""
+        return time.monotonic_ns()
+
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
 

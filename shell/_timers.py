@@ -25,11 +25,13 @@ DEFAULT_MAX_WAIT_S: Final = 1.0
 # virtual machine often more than a millisecond, longer the longer it
 # slept). So on the real clock the heap sleeps short of the target by a
 # margin and yields to the loop for the rest. The margin is learned: what
-# the heap's recent sleeps overran (the second largest of the last
-# OVERRUN_SAMPLES), plus OVERRUN_PAD_S, within FINAL_YIELD_S and
-# MAX_MARGIN_S (what one wake may spend yielding, at most).
+# the heap's recent sleeps overran on the monotonic clock (the second
+# largest of the last OVERRUN_SAMPLES: one outlier is ignored), plus
+# OVERRUN_PAD_S, within FINAL_YIELD_S and MAX_MARGIN_S. The cap bounds what
+# one wake may spend yielding: the loop's thread then holds the GIL, and
+# another thread's hand-off back to the loop (a store's sync) may wait.
 FINAL_YIELD_S: Final = 0.001
-MAX_MARGIN_S: Final = 0.005
+MAX_MARGIN_S: Final = 0.003
 OVERRUN_SAMPLES: Final = 16
 OVERRUN_PAD_S: Final = 0.0002
 
@@ -58,6 +60,9 @@ class TimerHeap:
         self._now_ns: Callable[[], int] | None = (
             getattr(clock, "now_ns", None) if _same_reader(type(clock)) else None
         )
+        # What a sleep's overrun is measured on: the clock sleeps run on (a
+        # wall clock stepped meanwhile is no overrun).
+        self._monotonic_ns: Callable[[], int] | None = getattr(clock, "monotonic_ns", None)
         self._max_wait_s = max_wait_s
         self._overruns: deque[float] = deque(maxlen=OVERRUN_SAMPLES)
         self.margin_s = FINAL_YIELD_S  # how far short of a target the heap sleeps
@@ -123,9 +128,10 @@ class TimerHeap:
                 await asyncio.sleep(0)  # other work runs meanwhile
                 continue
             seconds = min(self._max_wait_s, delay_s - self.margin_s)
-            began = self._now_ns()
+            elapsed_ns = self._monotonic_ns or self._now_ns
+            began = elapsed_ns()
             if await self._sleep_or_change(seconds):
-                self._note_overrun((self._now_ns() - began) / 1e9 - seconds)
+                self._note_overrun((elapsed_ns() - began) / 1e9 - seconds)
 
     def _note_overrun(self, overrun_s: float) -> None:
         """Learn the margin from how late a whole sleep ended."""

@@ -101,7 +101,8 @@ async def test_a_digest_an_earlier_version_wrote_vouches_for_nothing(tmp_path: P
     changed = path.read_bytes().replace(b'"seq":5,', b'"seq":6,', 1)
     path.write_bytes(changed)
     with sqlite3.connect(tmp_path / FILE_NAME) as db:
-        db.execute("UPDATE closed_files SET digest = ?", (zlib.crc32(changed),))
+        updated = db.execute("UPDATE closed_files SET digest = ?", (zlib.crc32(changed),))
+        assert updated.rowcount == 1  # the clean close had written the file's row
     db.close()
     store = JsonlStore(tmp_path)
     try:
