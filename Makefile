@@ -7,7 +7,7 @@ SRC := $(shell find core shell adapters testing -name '*.py' -o -name '*.html' 2
 # Zone data comes from the pinned tzdata wheel, never the host.
 export PYTHONTZPATH :=
 
-.PHONY: install browser demo test test-explore mutants lint specs docs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard bench-pg-scale clean
+.PHONY: install browser demo test test-explore mutants lint specs docs bench bench-core bench-runtime bench-cold bench-stores bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-pacing bench-dashboard bench-pg-scale bench-timer-yield clean
 install: $(VENV)/.installed
 # The first install shows pip's progress (about a minute); a re-install is quiet.
 PIP_QUIET = $(if $(wildcard $(VENV)/.installed),-q,)
@@ -84,7 +84,7 @@ specs: install
 
 # Benchmarks print their figures, with ratios to a peer measured in the same
 # run (the machine may be shared); about 20 minutes in all on 2 cores.
-bench: bench-core bench-stores bench-runtime bench-cold bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-dashboard
+bench: bench-core bench-stores bench-runtime bench-cold bench-postgres bench-mcp bench-calendar bench-calendar-ops bench-reminders bench-dashboard bench-timer-yield
 
 bench-core: install
 	$(BIN)/python bench/core.py
@@ -138,6 +138,11 @@ bench-dashboard: install
 # against 10 (the core and a session; the bound is 1.3x).
 bench-calendar-ops: install
 	$(BIN)/python -m bench.calendar_ops
+
+# A store's sync thread handing its result back while the timer heap yields
+# before a target, with the heap's pauses and without them (a few seconds).
+bench-timer-yield: install
+	$(BIN)/python -m bench.timer_yield
 
 clean:
 	rm -rf $(VENV) build site *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

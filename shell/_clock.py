@@ -49,6 +49,13 @@ class SystemClock:
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
 
+    def pause(self, seconds: float) -> None:
+        """Block the calling thread for ``seconds`` (a tenth of a
+        millisecond at most, between the timer heap's yields to the loop
+        just before a target), letting other threads take the GIL meanwhile
+        (not part of :class:`Clock`)."""
+        time.sleep(seconds)
+
 
 class VirtualClock:
     """A test clock: ``advance`` moves wall and monotonic time together and

@@ -30,7 +30,13 @@ DEFAULT_MAX_WAIT_S: Final = 1.0
 # OVERRUN_PAD_S, within FINAL_YIELD_S and MAX_MARGIN_S. The cap bounds what
 # one wake may spend yielding: the loop's thread then holds the GIL, and
 # another thread's hand-off back to the loop (a store's sync) may wait.
+# So between its yields the heap also pauses its thread for at most
+# PAUSE_S, where the clock can (SystemClock.pause): a thread that
+# releases the GIL only to take it straight back starves a thread waiting
+# for it (CPython hands the GIL over on request only after its 5 ms switch
+# interval), and a store's round would wait for the whole yield.
 FINAL_YIELD_S: Final = 0.001
+PAUSE_S: Final = 0.0001
 MAX_MARGIN_S: Final = 0.003
 OVERRUN_SAMPLES: Final = 16
 OVERRUN_PAD_S: Final = 0.0002
@@ -63,6 +69,8 @@ class TimerHeap:
         # What a sleep's overrun is measured on: the clock sleeps run on (a
         # wall clock stepped meanwhile is no overrun).
         self._monotonic_ns: Callable[[], int] | None = getattr(clock, "monotonic_ns", None)
+        # How the heap lets other threads run while it yields (see PAUSE_S).
+        self._pause: Callable[[float], None] | None = getattr(clock, "pause", None)
         self._max_wait_s = max_wait_s
         self._overruns: deque[float] = deque(maxlen=OVERRUN_SAMPLES)
         self.margin_s = FINAL_YIELD_S  # how far short of a target the heap sleeps
@@ -125,6 +133,8 @@ class TimerHeap:
                 continue
             # The real clock: see FINAL_YIELD_S.
             if delay_s <= self.margin_s:
+                if self._pause is not None and delay_s > 0:
+                    self._pause(min(delay_s, PAUSE_S))  # other threads run meanwhile
                 await asyncio.sleep(0)  # other work runs meanwhile
                 continue
             seconds = min(self._max_wait_s, delay_s - self.margin_s)

@@ -17,7 +17,8 @@ import asyncio
 import math
 from collections.abc import Callable
 
-from tickler.shell._timers import FINAL_YIELD_S, MAX_MARGIN_S, TimerHeap
+from tickler.shell._clock import SystemClock
+from tickler.shell._timers import FINAL_YIELD_S, MAX_MARGIN_S, PAUSE_S, TimerHeap
 
 TARGET_MS = 1_786_000_000_000
 STEP_NS = 20_000  # what each reading of the clock costs
@@ -208,3 +209,58 @@ def test_a_sleep_cut_short_by_an_earlier_arm_is_not_learned() -> None:
     # Only the whole sleep to "near": about 1.5 ms past its end.
     assert len(overruns) == 1, overruns
     assert 0.0015 <= overruns[0] < 0.003, overruns
+
+
+class _PausingClock(_ScriptedRealClock):
+    """Also pauses its thread, as SystemClock does: a pause moves the clock
+    on by its length and notes when it began (in ns before the target)."""
+
+    def __init__(self, now_ns: int) -> None:
+        super().__init__(now_ns)
+        self.paused: list[tuple[int, float]] = []
+
+    def pause(self, seconds: float) -> None:
+        self.paused.append((TARGET_MS * 1_000_000 - self.ns, seconds))
+        self._advance(int(seconds * 1e9))
+
+
+def test_while_it_yields_before_a_target_the_heap_lets_other_threads_run() -> None:
+    # A loop that only yields keeps the GIL: a store's sync thread, done
+    # with its fsync meanwhile, would wait for the whole yield (CPython
+    # hands the GIL over on request only after 5 ms). Between yields the
+    # heap pauses its thread, never past the target.
+    async def run() -> tuple[int, list[tuple[int, float]]]:
+        clock = _PausingClock((TARGET_MS - 10) * 1_000_000)
+        heap = TimerHeap(clock)
+        heap.margin_s = MAX_MARGIN_S
+        woke: list[int] = []
+        fired = asyncio.Event()
+
+        def wake() -> None:
+            woke.append(clock.ns)
+            fired.set()
+
+        heap.arm("owner", TARGET_MS, wake)
+        try:
+            await asyncio.wait_for(fired.wait(), timeout=5)
+        finally:
+            await heap.close()
+        return woke[0] - TARGET_MS * 1_000_000, clock.paused
+
+    late, paused = asyncio.run(run())
+    assert 0 <= late < 200_000, late
+    # The heap slept to 3 ms short of the target, then paused between its
+    # yields for most of those 3 ms, a tenth of a millisecond at a time,
+    # each pause ending by the target.
+    assert all(0 < seconds <= PAUSE_S for _, seconds in paused), paused
+    assert all(seconds * 1e9 <= before for before, seconds in paused), paused
+    assert sum(seconds for _, seconds in paused) > 0.002, paused
+
+
+def test_the_system_clock_pauses_its_thread_for_as_long_as_asked() -> None:
+    import time
+
+    clock = SystemClock()
+    began = time.monotonic_ns()
+    clock.pause(PAUSE_S)
+    assert time.monotonic_ns() - began >= PAUSE_S * 1e9
