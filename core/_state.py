@@ -25,7 +25,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
-from typing import Any, Final, NamedTuple, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -77,8 +77,15 @@ from tickler.core.wire import SessionEvent, safe_integer
 SCHEDULE_CHANGE: Final = "schedule/change"
 
 
-class Entry(NamedTuple):
-    """An active record, its creation order, and its target in epoch ms."""
+class Entry(msgspec.Struct, frozen=True, order=True, gc=False):
+    """An active record, its creation order, and its target in epoch ms.
+
+    Ordered as a tuple of its fields (the order is unique: records are never
+    compared). Not tracked by the garbage collector (``gc=False``): it holds
+    only an int, an immutable record and an int, so it is in no cycle, and a
+    process holding many sessions' reminders does not have the collector
+    walk every one of them on each full pass.
+    """
 
     order: int
     record: ScheduleRecord
@@ -255,7 +262,7 @@ def _on_dispatch(book: _Book, change: DispatchChange) -> None:
         raise _broken(Breach.DISPATCH_INACTIVE, schedule_id)
     if schedule_id in book.paused:
         raise _broken(Breach.DISPATCH_PAUSED, schedule_id)
-    _, record, target = entry  # (unpacked: quicker than a NamedTuple's fields)
+    record, target = entry.record, entry.target
     accepted = isinstance(accepted_at, str)
     form = dispatch_form_breach(record, accepted)
     if form is not None:
@@ -590,7 +597,7 @@ class _FoldBook:
         self.created += 1
 
     def remove(self, entry: Entry) -> None:
-        schedule_id = entry[1].id  # (its record's: quicker than the field by name)
+        schedule_id = entry.record.id
         del self.entries[schedule_id]
         if self.paused:
             self.paused.discard(schedule_id)
@@ -603,9 +610,9 @@ class _FoldBook:
         """A dispatch's move: onto the lattice, with the end that is left.
         Only the target moves: ``freeze`` writes the record's text once,
         for the survivors."""
-        order, record, _ = old
+        record = old.record
         schedule_id = record.id
-        self.entries[schedule_id] = Entry(order, record, target)
+        self.entries[schedule_id] = Entry(old.order, record, target)
         if self.lattices:
             self.lattices.pop(schedule_id, None)
         if end is not None or self.ends:
