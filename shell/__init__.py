@@ -4,6 +4,7 @@ frameworks plug into. Every rule is :mod:`tickler.core`'s."""
 
 from tickler.shell._check import check_session
 from tickler.shell._clock import Clock, SystemClock, VirtualClock
+from tickler.shell._handbacks import HAND_BACKS, HandBacks
 from tickler.shell._host import (
     AgentHost,
     DrainingHost,
@@ -74,6 +75,7 @@ __all__ = [
     "DELIVERED",
     "FOLLOWUP",
     "FOLLOWUP_FAILED",
+    "HAND_BACKS",
     "LEASE_MARGIN_S",
     "OCCURRENCE_KEY",
     "SESSION_ID",
@@ -87,6 +89,7 @@ __all__ = [
     "FailureCount",
     "FailureIndex",
     "FollowUp",
+    "HandBacks",
     "HostFactory",
     "IdleClaim",
     "InvalidSessionId",

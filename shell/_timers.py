@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Final
 
 from tickler.shell._clock import Clock
+from tickler.shell._handbacks import HAND_BACKS, HandBacks
 
 DEFAULT_MAX_WAIT_S: Final = 1.0
 # A sleep ends late: the event loop waits in whole milliseconds, rounded up
@@ -30,11 +31,14 @@ DEFAULT_MAX_WAIT_S: Final = 1.0
 # OVERRUN_PAD_S, within FINAL_YIELD_S and MAX_MARGIN_S. The cap bounds what
 # one wake may spend yielding: the loop's thread then holds the GIL, and
 # another thread's hand-off back to the loop (a store's sync) may wait.
-# So between its yields the heap also pauses its thread for at most
-# PAUSE_S, where the clock can (SystemClock.pause): a thread that
-# releases the GIL only to take it straight back starves a thread waiting
-# for it (CPython hands the GIL over on request only after its 5 ms switch
-# interval), and a store's round would wait for the whole yield.
+# So while another thread holds a job for the loop (HAND_BACKS: a store's
+# sync), the heap also pauses its thread between yields for PAUSE_S, where
+# the clock can (SystemClock.pause): a thread that releases the GIL only
+# to take it straight back starves a thread waiting for it (CPython hands
+# the GIL over on request only after its 5 ms switch interval), and the
+# store's round would wait for the whole yield. Only then, and not in the
+# last 2 * PAUSE_S before the target (a pause ends late, and stops the
+# whole loop while it lasts).
 FINAL_YIELD_S: Final = 0.001
 PAUSE_S: Final = 0.0001
 MAX_MARGIN_S: Final = 0.003
@@ -54,8 +58,15 @@ def _same_reader(cls: type) -> bool:
 
 
 class TimerHeap:
-    def __init__(self, clock: Clock, *, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        hand_backs: HandBacks = HAND_BACKS,
+    ) -> None:
         self._clock = clock
+        self._hand_backs = hand_backs
         # The wall clock in nanoseconds when the clock reads it (SystemClock):
         # a sleep computed from whole milliseconds ends up to 1 ms past the
         # target (now_ms rounds down), on top of the event loop's own
@@ -133,8 +144,8 @@ class TimerHeap:
                 continue
             # The real clock: see FINAL_YIELD_S.
             if delay_s <= self.margin_s:
-                if self._pause is not None and delay_s > 0:
-                    self._pause(min(delay_s, PAUSE_S))  # other threads run meanwhile
+                if self._pause is not None and delay_s > 2 * PAUSE_S and self._hand_backs:
+                    self._pause(PAUSE_S)  # a thread holding a job for the loop takes the GIL
                 await asyncio.sleep(0)  # other work runs meanwhile
                 continue
             seconds = min(self._max_wait_s, delay_s - self.margin_s)

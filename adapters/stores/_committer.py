@@ -20,13 +20,12 @@ syncs to.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, TypeAlias
 
-from tickler.shell import StoreError
+from tickler.shell import HAND_BACKS, StoreError
 
 Done: TypeAlias = Callable[[BaseException | None], None]
 Job: TypeAlias = Callable[[], None]
@@ -146,6 +145,7 @@ class SyncThread:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
+        HAND_BACKS.started()  # the timer heap lets this thread take the GIL
         self._jobs.put((loop, job, done))
 
     def stop(self) -> None:
@@ -163,8 +163,16 @@ class SyncThread:
                 job()
             except BaseException as exc:  # noqa: BLE001 - handed to ``done``
                 error = exc
-            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
-                loop.call_soon_threadsafe(done, error)
+            try:
+                loop.call_soon_threadsafe(_handed_back, done, error)
+            except RuntimeError:  # the loop was closed meanwhile
+                HAND_BACKS.finished()
+
+
+def _handed_back(done: Done, error: BaseException | None) -> None:
+    """A sync thread's job, back on its loop."""
+    HAND_BACKS.finished()
+    done(error)
 
 
 def _wake(waiters: list[asyncio.Future[None]], error: BaseException | None) -> None:

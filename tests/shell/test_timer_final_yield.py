@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
+import threading
+import time
 from collections.abc import Callable
 
+import pytest
+
+from tickler.shell import HandBacks
 from tickler.shell._clock import SystemClock
 from tickler.shell._timers import FINAL_YIELD_S, MAX_MARGIN_S, PAUSE_S, TimerHeap
 
@@ -213,25 +219,32 @@ def test_a_sleep_cut_short_by_an_earlier_arm_is_not_learned() -> None:
 
 class _PausingClock(_ScriptedRealClock):
     """Also pauses its thread, as SystemClock does: a pause moves the clock
-    on by its length and notes when it began (in ns before the target)."""
+    on by its length and notes when it began (in ns before the target). A
+    length of zero or less raises, as ``time.sleep`` does for a negative one."""
 
     def __init__(self, now_ns: int) -> None:
         super().__init__(now_ns)
         self.paused: list[tuple[int, float]] = []
 
     def pause(self, seconds: float) -> None:
+        if seconds <= 0:
+            raise ValueError(f"a pause of {seconds} s")
         self.paused.append((TARGET_MS * 1_000_000 - self.ns, seconds))
         self._advance(int(seconds * 1e9))
 
 
-def test_while_it_yields_before_a_target_the_heap_lets_other_threads_run() -> None:
-    # A loop that only yields keeps the GIL: a store's sync thread, done
-    # with its fsync meanwhile, would wait for the whole yield (CPython
-    # hands the GIL over on request only after 5 ms). Between yields the
-    # heap pauses its thread, never past the target.
+def paused_before_a_target(
+    jobs_out: int, start_before_ns: int
+) -> tuple[int, list[tuple[int, float]]]:
+    """A wake's lateness and the heap's pauses, its margin at the cap, with
+    ``jobs_out`` jobs held by other threads for the loop."""
+
     async def run() -> tuple[int, list[tuple[int, float]]]:
-        clock = _PausingClock((TARGET_MS - 10) * 1_000_000)
-        heap = TimerHeap(clock)
+        clock = _PausingClock(TARGET_MS * 1_000_000 - start_before_ns)
+        hand_backs = HandBacks()
+        for _ in range(jobs_out):
+            hand_backs.started()
+        heap = TimerHeap(clock, hand_backs=hand_backs)
         heap.margin_s = MAX_MARGIN_S
         woke: list[int] = []
         fired = asyncio.Event()
@@ -247,20 +260,76 @@ def test_while_it_yields_before_a_target_the_heap_lets_other_threads_run() -> No
             await heap.close()
         return woke[0] - TARGET_MS * 1_000_000, clock.paused
 
-    late, paused = asyncio.run(run())
+    return asyncio.run(run())
+
+
+# From 10 ms before (a sleep, then the yield), and from within the margin
+# at a few offsets, down to where the last pause would end past the target.
+STARTS_NS = [10_000_000, 2_900_000, 250_000, 230_000, 210_000, 190_000, 80_000]
+
+
+@pytest.mark.parametrize("start_before_ns", STARTS_NS)
+def test_while_a_thread_holds_a_job_for_the_loop_the_heap_lets_it_run(
+    start_before_ns: int,
+) -> None:
+    # A loop that only yields keeps the GIL: a store's sync thread, done
+    # with its fsync meanwhile, would wait for the whole yield (CPython
+    # hands the GIL over on request only after 5 ms). Between yields the
+    # heap pauses its thread, a tenth of a millisecond at a time, and not
+    # in the last two tenths before the target (a pause ends late).
+    late, paused = paused_before_a_target(1, start_before_ns)
     assert 0 <= late < 200_000, late
-    # The heap slept to 3 ms short of the target, then paused between its
-    # yields for most of those 3 ms, a tenth of a millisecond at a time,
-    # each pause ending by the target.
-    assert all(0 < seconds <= PAUSE_S for _, seconds in paused), paused
-    assert all(seconds * 1e9 <= before for before, seconds in paused), paused
-    assert sum(seconds for _, seconds in paused) > 0.002, paused
+    assert all(seconds == PAUSE_S for _, seconds in paused), paused
+    assert all(before >= 2 * PAUSE_S * 1e9 for before, _ in paused), paused
+    # It paused for most of the time it yielded before the last two tenths
+    # (the rest: its readings of the clock, 20 us each here).
+    yielded_s = min(start_before_ns / 1e9, MAX_MARGIN_S) - 2 * PAUSE_S
+    if yielded_s > 3 * PAUSE_S:
+        assert sum(seconds for _, seconds in paused) >= 0.6 * yielded_s, paused
+
+
+def test_with_no_job_out_the_heap_only_yields() -> None:
+    # A pause stops the whole loop while it lasts: with no thread waiting
+    # for the GIL, every other task would pay it at each of its awaits.
+    late, paused = paused_before_a_target(0, 10_000_000)
+    assert 0 <= late < 200_000, late
+    assert paused == []
 
 
 def test_the_system_clock_pauses_its_thread_for_as_long_as_asked() -> None:
-    import time
-
     clock = SystemClock()
     began = time.monotonic_ns()
     clock.pause(PAUSE_S)
     assert time.monotonic_ns() - began >= PAUSE_S * 1e9
+
+
+def test_the_system_clock_lets_other_threads_run_while_it_pauses() -> None:
+    # With the switch interval at 100 s, a thread waiting for the GIL gets it
+    # only when the holder releases it: a pause that kept it (a busy wait)
+    # would never let the thread set its flag.
+    ran = threading.Event()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        thread = threading.Thread(target=ran.set)
+        thread.start()
+        clock = SystemClock()
+        for _ in range(10_000):  # a second of pauses at most
+            if ran.is_set():
+                break
+            clock.pause(PAUSE_S)
+        assert ran.is_set()
+    finally:
+        sys.setswitchinterval(interval)
+    thread.join()
+
+
+def test_hand_backs_count_the_jobs_out() -> None:
+    hand_backs = HandBacks()
+    assert not hand_backs
+    hand_backs.started()
+    hand_backs.started()
+    hand_backs.finished()
+    assert hand_backs
+    hand_backs.finished()
+    assert not hand_backs

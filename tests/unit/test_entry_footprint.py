@@ -68,7 +68,7 @@ def test_an_entry_holds_its_fields_and_no_more() -> None:
     state, _ = _made_by_the_tools()
     for entry in state.entries.values():
         # An object header and three references (40 bytes); a tuple of
-        # three, as a NamedTuple is, takes 64 and the collector's 16 more.
+        # three, as a NamedTuple is, takes 64 with the collector's header.
         assert sys.getsizeof(entry) <= 40
 
 
