@@ -162,6 +162,17 @@ def _check_ends(ends: dict[str, tuple[int | None, int | None]], entries: dict[st
             raise SnapshotError(f"end of {schedule_id} is no end a series can have")
 
 
+def _entries(image: StateImage) -> dict[str, Entry]:
+    """The image's rows, by id: each id and each creation order once
+    (entries sort by order first: two alike would compare their records)."""
+    entries = {row[2]: entry(row[0], _record(row, image.calendars)) for row in image.rows}
+    if len(entries) != len(image.rows):
+        raise SnapshotError("duplicate ids")
+    if len({row[0] for row in image.rows}) != len(image.rows):
+        raise SnapshotError("duplicate creation orders")
+    return entries
+
+
 def decode_state(data: bytes) -> State:
     """Raises :class:`SnapshotError` for anything unusable."""
     try:
@@ -170,9 +181,7 @@ def decode_state(data: bytes) -> State:
         image = _decode_escaped(data, exc)
     except msgspec.MsgspecError as exc:
         raise SnapshotError(str(exc)) from exc
-    entries = {row[2]: entry(row[0], _record(row, image.calendars)) for row in image.rows}
-    if len(entries) != len(image.rows):
-        raise SnapshotError("duplicate ids")
+    entries = _entries(image)
     one_shots: list[DueKey] = []
     everies: list[DueKey] = []
     paused = pset(image.paused)

@@ -8,8 +8,11 @@ order first), which ``active`` and snapshots rely on."""
 from __future__ import annotations
 
 import gc
+import json
 import sys
 from typing import Final
+
+import pytest
 
 from tickler.core import (
     EMPTY_STATE,
@@ -24,6 +27,7 @@ from tickler.core import (
     handle,
     parse_instant,
 )
+from tickler.core._snapshot import SnapshotError, decode_state, encode_state
 from tickler.core._state import Entry
 from tickler.testing.strategies import EventLog
 
@@ -81,3 +85,16 @@ def test_entries_sort_by_creation_order_first() -> None:
     assert Entry(first.order, first.record, first.target) == first
     assert Entry(first.order, first.record, first.target + 1) > first
     assert Entry(first.order - 1, ordered[-1].record, first.target + 1) < first
+
+
+def test_a_snapshot_with_two_rows_of_one_creation_order_is_refused() -> None:
+    # Two entries of one order would compare their records when sorted
+    # (a TypeError in every list); the snapshot is refused instead, and the
+    # log is replayed.
+    state, _ = _made_by_the_tools()
+    image = json.loads(encode_state(state))
+    assert decode_state(json.dumps(image).encode()) == state
+    first, second = image["rows"][:2]
+    second[0] = first[0]
+    with pytest.raises(SnapshotError, match="duplicate creation orders"):
+        decode_state(json.dumps(image).encode())
