@@ -69,23 +69,27 @@ class _ScriptedRealClock:
         await asyncio.sleep(0)
 
 
+async def _lateness_of_one_wake(clock: _ScriptedRealClock, heap: TimerHeap) -> int:
+    """How late (ns) ``heap`` wakes for TARGET_MS on ``clock``; the heap is closed after."""
+    woke: list[int] = []
+    fired = asyncio.Event()
+
+    def wake() -> None:
+        woke.append(clock.ns)
+        fired.set()
+
+    heap.arm("owner", TARGET_MS, wake)
+    try:
+        await asyncio.wait_for(fired.wait(), timeout=5)
+    finally:
+        await heap.close()
+    return woke[0] - TARGET_MS * 1_000_000
+
+
 def wake_lateness_ns(start_before_ms: float) -> tuple[int, list[float]]:
     async def run() -> tuple[int, list[float]]:
         clock = _ScriptedRealClock(int((TARGET_MS - start_before_ms) * 1_000_000))
-        heap = TimerHeap(clock)
-        woke: list[int] = []
-        fired = asyncio.Event()
-
-        def wake() -> None:
-            woke.append(clock.ns)
-            fired.set()
-
-        heap.arm("owner", TARGET_MS, wake)
-        try:
-            await asyncio.wait_for(fired.wait(), timeout=5)
-        finally:
-            await heap.close()
-        return woke[0] - TARGET_MS * 1_000_000, clock.slept
+        return await _lateness_of_one_wake(clock, TimerHeap(clock)), clock.slept
 
     return asyncio.run(run())
 
@@ -246,19 +250,7 @@ def paused_before_a_target(
             hand_backs.started()
         heap = TimerHeap(clock, hand_backs=hand_backs)
         heap.margin_s = MAX_MARGIN_S
-        woke: list[int] = []
-        fired = asyncio.Event()
-
-        def wake() -> None:
-            woke.append(clock.ns)
-            fired.set()
-
-        heap.arm("owner", TARGET_MS, wake)
-        try:
-            await asyncio.wait_for(fired.wait(), timeout=5)
-        finally:
-            await heap.close()
-        return woke[0] - TARGET_MS * 1_000_000, clock.paused
+        return await _lateness_of_one_wake(clock, heap), clock.paused
 
     return asyncio.run(run())
 
